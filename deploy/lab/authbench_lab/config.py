@@ -1,0 +1,203 @@
+"""The lab's shape: which clusters, which ports, where each component keeps its files.
+
+Everything the supervisor starts and every app it launches is derived from one `LabConfig`, so the
+port plan and file layout live here and nowhere else.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+BACKENDS = ("terracotta", "memcached", "repcached", "stateless", "local")
+STICKINESS = ("none", "session")
+
+DEFAULT_RUN_DIR = ".authbench/lab"
+DEFAULT_BASE_PORT = 17000
+DEFAULT_USERS = 1000
+MAX_USERS = 100_000
+DEFAULT_WORKERS = 2  # gunicorn worker processes per IdP node
+DEFAULT_THREADS = 4  # threads per worker process
+
+# Shared services sit at base + offset; cluster k (in BACKENDS order) at base + 100 * (k + 1) + offset.
+SHARED_PORT_OFFSETS = {
+    "ldap": 1,
+    "ldaps": 2,
+    "memcached-a": 11,
+    "memcached-b": 12,
+    "redis-primary": 21,
+    "redis-replica": 22,
+    "lb-stats": 30,
+}
+CLUSTER_PORT_OFFSETS = {
+    "lb": 0,  # https, balanced over both IdP nodes
+    "node-a": 1,  # https, node A only (bypasses the balancing)
+    "node-b": 2,  # https, node B only
+    "sp": 3,  # https, the reference SP
+    "idp-a": 10,  # plain http app port of IdP node A (behind HAProxy)
+    "idp-b": 11,
+    "sp-app": 12,
+}
+
+LDAP_SUFFIX = "dc=example,dc=org"
+LDAP_PEOPLE = f"ou=people,{LDAP_SUFFIX}"
+LDAP_ADMIN_DN = f"cn=admin,{LDAP_SUFFIX}"
+LDAP_IDP_DN = f"cn=idp,ou=services,{LDAP_SUFFIX}"
+SCOPE_DOMAIN = "example.org"
+
+# Password rule for the seeded accounts, documented in docs/lab.md.
+PASSWORD_PREFIX = "pw-"
+
+
+def username(index: int, users: int) -> str:
+    """user000 … user999 for the default 1000; wider numbers when there are more users."""
+    width = max(3, len(str(users - 1)))
+    return f"user{index:0{width}d}"
+
+
+def password_for(user: str) -> str:
+    return PASSWORD_PREFIX + user
+
+
+@dataclass
+class LabConfig:
+    run_dir: Path = Path(DEFAULT_RUN_DIR)
+    base_port: int = DEFAULT_BASE_PORT
+    backends: list[str] = field(default_factory=lambda: list(BACKENDS))
+    users: int = DEFAULT_USERS
+    stickiness: str = "session"
+    client_storage: bool = True
+    workers: int = DEFAULT_WORKERS
+    threads: int = DEFAULT_THREADS
+    host: str = "127.0.0.1"
+
+    def __post_init__(self) -> None:
+        self.run_dir = Path(self.run_dir).resolve()
+
+    # -- ports ---------------------------------------------------------------------------------
+    def shared_port(self, name: str) -> int:
+        return self.base_port + SHARED_PORT_OFFSETS[name]
+
+    def cluster_port(self, backend: str, name: str) -> int:
+        return self.base_port + 100 * (BACKENDS.index(backend) + 1) + CLUSTER_PORT_OFFSETS[name]
+
+    def all_ports(self) -> dict[str, int]:
+        """Every port the lab binds, by component-ish name; used to detect clashes before starting."""
+        ports = {name: self.shared_port(name) for name in SHARED_PORT_OFFSETS}
+        for backend in self.backends:
+            for name in CLUSTER_PORT_OFFSETS:
+                ports[f"{backend}/{name}"] = self.cluster_port(backend, name)
+        return ports
+
+    # -- URLs ----------------------------------------------------------------------------------
+    def https_url(self, port: int) -> str:
+        return f"https://{self.host}:{port}"
+
+    def lb_url(self, backend: str) -> str:
+        return self.https_url(self.cluster_port(backend, "lb"))
+
+    def node_url(self, backend: str, node: str) -> str:
+        return self.https_url(self.cluster_port(backend, f"node-{node}"))
+
+    def sp_url(self, backend: str) -> str:
+        return self.https_url(self.cluster_port(backend, "sp"))
+
+    def ldap_url(self) -> str:
+        return f"ldap://{self.host}:{self.shared_port('ldap')}"
+
+    def ldaps_url(self) -> str:
+        return f"ldaps://{self.host}:{self.shared_port('ldaps')}"
+
+    # -- files ---------------------------------------------------------------------------------
+    @property
+    def pki_dir(self) -> Path:
+        return self.run_dir / "pki"
+
+    @property
+    def ca_cert(self) -> Path:
+        return self.pki_dir / "ca.crt"
+
+    @property
+    def state_file(self) -> Path:
+        return self.run_dir / "lab.json"
+
+    @property
+    def metadata_dir(self) -> Path:
+        """SAML metadata of every SP the lab IdPs trust (one file per SP, `*.xml`)."""
+        return self.run_dir / "metadata"
+
+    def component_dir(self, component: str) -> Path:
+        return self.run_dir / component.replace("/", "-")
+
+    def cluster_dir(self, backend: str) -> Path:
+        return self.run_dir / "clusters" / backend
+
+    # -- persistence ---------------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data["run_dir"] = str(self.run_dir)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict) -> LabConfig:
+        return cls(**data)
+
+
+@dataclass
+class NodeConfig:
+    """What one IdP node needs to run; written as JSON by the supervisor, read by the app."""
+
+    backend: str
+    node: str  # "a" or "b"
+    entity_id: str
+    sso_url: str  # the balanced SSO endpoint advertised in metadata
+    signing_key: str
+    signing_cert: str
+    sealer_key: str  # AES key shared by both nodes (stateless sessions)
+    ldap_url: str
+    ldap_bind_dn: str
+    ldap_bind_password_file: str
+    ldap_base: str
+    scope: str
+    metadata_dir: str  # trusted SP metadata
+    local_store: str  # sqlite file: node-local memory (conversations, and sessions for `local`)
+    redis_primary: str
+    memcached: list[str]  # "host:port" of both memcached
+    key_prefix: str  # namespaces keys in stores shared between clusters
+    client_storage: bool = True
+    session_lifetime: int = 3600
+
+    def save(self, path: Path) -> None:
+        path.write_text(json.dumps(asdict(self), indent=2))
+
+    @classmethod
+    def load(cls, path: str | Path) -> NodeConfig:
+        return cls(**json.loads(Path(path).read_text()))
+
+
+@dataclass
+class SPConfig:
+    """What the reference SP needs: its own identity and the one IdP (cluster) it trusts."""
+
+    entity_id: str
+    base_url: str  # public https URL of the SP (through HAProxy)
+    idp_entity_id: str
+    idp_sso_url: str
+    idp_cert: str  # path of the IdP signing certificate
+    cookie_key: str  # path of the SP's AES key for its session and relay-state cookies
+
+    @property
+    def acs_url(self) -> str:
+        return self.base_url + "/Shibboleth.sso/SAML2/POST"
+
+    def save(self, path: Path) -> None:
+        path.write_text(json.dumps(asdict(self), indent=2))
+
+    @classmethod
+    def load(cls, path: str | Path) -> SPConfig:
+        return cls(**json.loads(Path(path).read_text()))
+
+
+NODE_CONFIG_ENV = "AUTHBENCH_LAB_NODE_CONFIG"
+SP_CONFIG_ENV = "AUTHBENCH_LAB_SP_CONFIG"

@@ -1,0 +1,3 @@
+from authbench.cli import main
+
+raise SystemExit(main())
