@@ -13,6 +13,16 @@ from pathlib import Path
 BACKENDS = ("terracotta", "memcached", "repcached", "stateless", "local")
 STICKINESS = ("none", "session")
 
+# How each backend answers the 2012 report's cluster checks (Test 1, Test 2, Test 3): its table,
+# extended with the unclustered baseline. `authbench lab check` compares what it sees with this.
+EXPECTED_CLUSTER_CHECKS = {
+    "terracotta": (True, True, True),
+    "memcached": (True, True, False),
+    "repcached": (True, True, False),
+    "stateless": (True, True, False),
+    "local": (True, False, False),
+}
+
 DEFAULT_RUN_DIR = ".authbench/lab"
 DEFAULT_BASE_PORT = 17000
 DEFAULT_USERS = 1000

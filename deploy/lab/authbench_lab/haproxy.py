@@ -1,0 +1,139 @@
+"""HAProxy in front of every cluster: TLS termination, balancing over the two IdP nodes, node bypass.
+
+One HAProxy serves all clusters. Per cluster it exposes the balanced IdP URL (`lb`), one URL per node
+(for tests that must reach a given node) and the SP. Stickiness follows the lab config: `none` is the
+plain round robin of the 2012 report's Apache balancer, `session` pins a browser to the node that
+issued its `JSESSIONID` through a stick table, leaving the IdP's own cookie untouched.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from . import config as cfg
+from . import pki
+
+NBTHREAD = 2
+MAXCONN = 4096
+TIMEOUTS = {
+    "connect": "2s",
+    "client": "30s",
+    "server": "30s",
+    "http-request": "10s",
+    "http-keep-alive": "10s",
+    "queue": "5s",
+    "check": "2s",
+}
+CHECK = "check inter 1s fall 2 rise 1"
+IDP_HEALTH_PATH = "/idp/status"
+SP_HEALTH_PATH = "/Shibboleth.sso/Status"
+MONITOR_URI = "/healthz"
+STATS_URI = "/stats"
+STICKY_COOKIE = "JSESSIONID"
+STICK_TABLE = "type string len 128 size 200k expire 30m"  # conversations outlive no login by far
+VALIDATE_TIMEOUT = 20.0
+
+
+def conf_path(config: cfg.LabConfig) -> Path:
+    return config.component_dir("lb") / "haproxy.cfg"
+
+
+def _frontend(name: str, address: str, pem: Path, backend: str) -> list[str]:
+    return [
+        f"frontend {name}",
+        f"    bind {address} ssl crt {pem}",
+        "    http-request set-header X-Forwarded-Proto https",
+        f"    default_backend {backend}",
+        "",
+    ]
+
+
+def _backend(name: str, health_path: str, servers: list[tuple[str, str]], extra: list[str]) -> list[str]:
+    lines = [
+        f"backend {name}",
+        "    balance roundrobin",
+        f"    option httpchk GET {health_path}",
+        "    http-check expect status 200",
+        *extra,
+    ]
+    lines += [f"    server {server} {address} {CHECK}" for server, address in servers]
+    return [*lines, ""]
+
+
+def _stickiness(stickiness: str) -> list[str]:
+    if stickiness == "none":
+        return []
+    return [
+        f"    stick-table {STICK_TABLE}",
+        f"    stick store-response res.cook({STICKY_COOKIE})",
+        f"    stick match req.cook({STICKY_COOKIE})",
+    ]
+
+
+def _cluster(config: cfg.LabConfig, backend: str, pem: Path) -> list[str]:
+    def address(name: str) -> str:
+        return f"{config.host}:{config.cluster_port(backend, name)}"
+
+    node_a, node_b = ("idp-a", address("idp-a")), ("idp-b", address("idp-b"))
+    lines = [f"# --- cluster {backend}", ""]
+    lines += _frontend(f"{backend}-lb", address("lb"), pem, f"{backend}-idp")
+    lines += _backend(
+        f"{backend}-idp", IDP_HEALTH_PATH, [node_a, node_b],
+        ["    option redispatch", *_stickiness(config.stickiness)],
+    )
+    for node, server in (("a", node_a), ("b", node_b)):
+        lines += _frontend(f"{backend}-node-{node}", address(f"node-{node}"), pem, f"{backend}-idp-{node}")
+        lines += _backend(f"{backend}-idp-{node}", IDP_HEALTH_PATH, [server], [])
+    lines += _frontend(f"{backend}-sp", address("sp"), pem, f"{backend}-sp")
+    lines += _backend(f"{backend}-sp", SP_HEALTH_PATH, [("sp", address("sp-app"))], [])
+    return lines
+
+
+def render(config: cfg.LabConfig, pem: Path) -> str:
+    """The whole haproxy.cfg for the lab (HAProxy 2.6); no log target, so nothing is written to disk."""
+    timeouts = [f"    timeout {name} {value}" for name, value in TIMEOUTS.items()]
+    lines = [
+        "# authbench lab HAProxy configuration (generated; edits are overwritten by `lab up`)",
+        "global",
+        f"    nbthread {NBTHREAD}",
+        f"    maxconn {MAXCONN}",
+        "    ssl-default-bind-options ssl-min-ver TLSv1.2",
+        "",
+        "defaults",
+        "    mode http",
+        "    option forwardfor",
+        "    retries 2",
+        *timeouts,
+        "",
+        "frontend lb-stats",
+        f"    bind {config.host}:{config.shared_port('lb-stats')}",
+        f"    monitor-uri {MONITOR_URI}",
+        "    stats enable",
+        f"    stats uri {STATS_URI}",
+        "    stats refresh 5s",
+        "",
+    ]
+    for backend in config.backends:
+        lines += _cluster(config, backend, pem)
+    return "\n".join(lines)
+
+
+def prepare(config: cfg.LabConfig) -> Path:
+    _cert, _key, pem = pki.ensure_server_cert(config.pki_dir)
+    path = conf_path(config)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render(config, pem))
+    return path
+
+
+def command(config: cfg.LabConfig, haproxy: str) -> list[str]:
+    return [haproxy, "-db", "-f", str(conf_path(config))]
+
+
+def validate(haproxy: str, path: Path) -> tuple[bool, str]:
+    """`haproxy -c`: whether HAProxy accepts the file, and what it said."""
+    result = subprocess.run(
+        [haproxy, "-c", "-f", str(path)], capture_output=True, text=True, timeout=VALIDATE_TIMEOUT, check=False
+    )
+    return result.returncode == 0, (result.stdout + result.stderr).strip()

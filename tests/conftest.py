@@ -1,0 +1,26 @@
+"""The one lab every test shares: all backends, started once per test session."""
+
+from __future__ import annotations
+
+import pytest
+
+from authbench_lab import lab as lab_api
+from authbench_lab.config import BACKENDS, LabConfig
+
+SESSION_BASE_PORT = 27000  # away from a developer's own lab on the default 17000
+SESSION_USERS = 200
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory: pytest.TempPathFactory):
+    config = LabConfig(
+        run_dir=tmp_path_factory.mktemp("lab"),
+        base_port=SESSION_BASE_PORT,
+        backends=list(BACKENDS),
+        users=SESSION_USERS,
+    )
+    try:
+        lab_api.up(config)
+        yield config
+    finally:
+        lab_api.down(config.run_dir)  # also after a failed up: stops whatever did start
