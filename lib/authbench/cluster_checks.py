@@ -1,0 +1,127 @@
+"""The 2012 report's functional cluster checks, run through the SP against any IdP cluster.
+
+A node is reached by rerouting the browser's requests for the balancer's URL to that node's URL, so
+the SP stays unchanged and still sends users to the balancer, as it would in production.
+
+- Test 1: each node authenticates, and the SP receives the result.
+- Test 2: after SSO via node A, a new SP session via node B is not asked for a password.
+- Test 3: the login form fetched via node A, the credentials posted via node B, succeeds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .journeys.browser import Browser
+from .journeys.saml import SSOOutcome, sso_login
+
+PASS, FAIL = "○", "×"  # the report's marks
+IDP_COOKIE_PATH = "/idp"
+
+
+@dataclass(frozen=True)
+class Account:
+    username: str
+    password: str
+
+    def __repr__(self) -> str:  # never print the password
+        return f"Account({self.username!r})"
+
+
+@dataclass(frozen=True)
+class Cluster:
+    sp_url: str  # the SP's protected URL
+    lb_url: str  # base URL of the balancer, as the SP's redirects name it
+    nodes: dict[str, str]  # node name → base URL of that node alone
+    verify: bool | str = True  # TLS verification: True, False or a CA bundle path
+
+
+@dataclass
+class CheckResult:
+    test: str
+    passed: bool
+    evidence: list[str] = field(default_factory=list)
+
+    @property
+    def mark(self) -> str:
+        return PASS if self.passed else FAIL
+
+
+def pinned_to(cluster: Cluster, node: str) -> Callable[[str], str]:
+    """Route every URL of the cluster — the balancer's or any node's — to one node."""
+    target = cluster.nodes[node].rstrip("/")
+    prefixes = [url.rstrip("/") for url in (cluster.lb_url, *cluster.nodes.values())]
+
+    def route(url: str) -> str:
+        for prefix in prefixes:
+            if url.startswith(prefix + "/") or url == prefix:
+                return target + url[len(prefix):]
+        return url
+
+    return route
+
+
+def _describe(name: str, outcome: SSOOutcome, browser: Browser) -> str:
+    cookies = sorted({cookie.name for cookie in browser.session.cookies})
+    asked = "password asked" if outcome.password_asked else "no password asked"
+    return f"{name}: {outcome}; {asked}; pages {outcome.pages}; cookies {cookies}"
+
+
+def forget_sp_session(browser: Browser) -> None:
+    """A new SP session for the same browser: drop the SP's cookies, keep the IdP's."""
+    jar = browser.session.cookies
+    for cookie in list(jar):
+        if not cookie.path.startswith(IDP_COOKIE_PATH):
+            jar.clear(cookie.domain, cookie.path, cookie.name)
+
+
+def check_each_node(cluster: Cluster, account: Account) -> CheckResult:
+    result = CheckResult("Test 1", passed=True)
+    for name in cluster.nodes:
+        browser = Browser(verify=cluster.verify, route=pinned_to(cluster, name))
+        outcome = sso_login(browser, cluster.sp_url, account.username, account.password)
+        result.passed &= outcome.ok
+        result.evidence.append(_describe(f"via {name}", outcome, browser))
+    return result
+
+
+def check_sso_across_nodes(cluster: Cluster, account: Account) -> CheckResult:
+    first, second = list(cluster.nodes)[:2]
+    browser = Browser(verify=cluster.verify, route=pinned_to(cluster, first))
+    login = sso_login(browser, cluster.sp_url, account.username, account.password)
+    result = CheckResult("Test 2", passed=False, evidence=[_describe(f"login via {first}", login, browser)])
+    if not login.ok:
+        return result
+    forget_sp_session(browser)
+    browser.route = pinned_to(cluster, second)
+    again = sso_login(browser, cluster.sp_url, account.username, account.password)
+    result.passed = again.ok and not again.password_asked
+    result.evidence.append(_describe(f"new SP session via {second}", again, browser))
+    return result
+
+
+def check_login_across_nodes(cluster: Cluster, account: Account) -> CheckResult:
+    first, second = list(cluster.nodes)[:2]
+    browser = Browser(verify=cluster.verify, route=pinned_to(cluster, first))
+
+    def switch(b: Browser) -> None:
+        b.route = pinned_to(cluster, second)
+
+    outcome = sso_login(browser, cluster.sp_url, account.username, account.password, before_credentials=switch)
+    description = _describe(f"form via {first}, credentials via {second}", outcome, browser)
+    return CheckResult("Test 3", passed=outcome.ok, evidence=[description])
+
+
+def run_checks(cluster: Cluster, account: Account) -> list[CheckResult]:
+    return [check(cluster, account) for check in (check_each_node, check_sso_across_nodes, check_login_across_nodes)]
+
+
+def format_table(results: dict[str, list[CheckResult]]) -> str:
+    """The report's table: one row per cluster, ○/× per test."""
+    tests = [result.test for result in next(iter(results.values()), [])]
+    width = max([len("cluster"), *map(len, results)])
+    lines = ["  ".join(["cluster".ljust(width), *tests])]
+    for name, row in results.items():
+        lines.append("  ".join([name.ljust(width), *(r.mark.center(len(r.test)) for r in row)]))
+    return "\n".join(lines)
