@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the lab runs (real servers) and python-ldap needs to build.
+# Called by `make setup`; does nothing when everything is already there.
+set -euo pipefail
+
+PACKAGES=(slapd ldap-utils memcached redis-server haproxy openssl xmlsec1 libldap2-dev libsasl2-dev)
+# What each package provides, to tell whether it is already installed without asking dpkg by name.
+CHECKS=(/usr/sbin/slapd /usr/bin/ldapsearch /usr/bin/memcached /usr/bin/redis-server /usr/sbin/haproxy
+        /usr/bin/openssl /usr/bin/xmlsec1 /usr/include/ldap.h /usr/include/sasl/sasl.h)
+
+missing=()
+for i in "${!PACKAGES[@]}"; do
+  [ -e "${CHECKS[$i]}" ] || missing+=("${PACKAGES[$i]}")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "authbench setup: missing Debian packages: ${missing[*]} — run 'make setup' as root, or: sudo apt-get install ${missing[*]}" >&2
+  exit 2
+fi
+echo "authbench setup: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q >/dev/null
+# policy-rc.d 101: keep the packages' own system services from starting; the lab runs its own.
+trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
+apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
