@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+# Locust monkey-patches the standard library with gevent when imported; it must come before anything
+# imports ssl (requests, urllib3), as it does in `authbench run` and in Locust itself.
+import locust  # noqa: F401, I001  (first on purpose)
 import pytest
 
 from authbench_lab import lab as lab_api

@@ -1,0 +1,85 @@
+"""Which account each journey logs in with: one account (as in 2012), a CSV file, or a template.
+
+Passwords live only in `Account.password`; its repr, and everything written from it, omit them.
+"""
+
+from __future__ import annotations
+
+import csv
+import random
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ORDERS = ("sequential", "random")
+MAX_TEMPLATE_ACCOUNTS = 1_000_000
+_RANGE = re.compile(r"\{(\d+)\.\.(\d+)\}")
+
+
+class AccountsError(ValueError):
+    """Unreadable or malformed account source; the message says which and how to fix it."""
+
+
+@dataclass(frozen=True)
+class Account:
+    username: str
+    password: str = field(repr=False)
+
+
+def from_template(template: str, password_rule: str) -> list[Account]:
+    """`user{000..999}` → user000 … user999 (zero padding from the bounds); password `pw-{user}`."""
+    match = _RANGE.search(template)
+    if not match or len(_RANGE.findall(template)) != 1:
+        raise AccountsError(f"account template {template!r} needs exactly one range like user{{000..999}}")
+    low, high = int(match[1]), int(match[2])
+    if high < low or high - low + 1 > MAX_TEMPLATE_ACCOUNTS:
+        raise AccountsError(f"account template {template!r}: range must go up, at most {MAX_TEMPLATE_ACCOUNTS:,}")
+    if "{user}" not in password_rule:
+        raise AccountsError("password rule must contain {user}, e.g. pw-{user}")
+    width = len(match[1])
+    names = [template[: match.start()] + f"{n:0{width}d}" + template[match.end():] for n in range(low, high + 1)]
+    return [Account(name, password_rule.replace("{user}", name)) for name in names]
+
+
+def from_csv(path: str | Path) -> list[Account]:
+    """Rows of user,password; a header row `user,password` (any case) is skipped."""
+    try:
+        with open(path, newline="", encoding="utf-8") as handle:
+            rows = [row for row in csv.reader(handle) if row and any(cell.strip() for cell in row)]
+    except OSError as exc:
+        raise AccountsError(f"cannot read accounts file {str(path)!r}: {exc.strerror or exc}") from None
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise AccountsError(f"accounts file {str(path)!r} is not a UTF-8 CSV: {exc}") from None
+    if rows and [cell.strip().lower() for cell in rows[0][:2]] == ["user", "password"]:
+        rows = rows[1:]
+    accounts = []
+    for number, row in enumerate(rows, start=1):
+        if len(row) < 2 or not row[0].strip():
+            raise AccountsError(f"accounts file {str(path)!r}, row {number}: expected user,password")
+        accounts.append(Account(row[0].strip(), row[1]))
+    if not accounts:
+        raise AccountsError(f"accounts file {str(path)!r} has no accounts")
+    return accounts
+
+
+class AccountPicker:
+    """Hands out accounts in order or at random (seeded, so a run can be repeated)."""
+
+    def __init__(self, accounts: list[Account], order: str = "sequential", seed: int | None = None) -> None:
+        if order not in ORDERS:
+            raise AccountsError(f"account order {order!r} is not one of {', '.join(ORDERS)}")
+        if not accounts:
+            raise AccountsError("no accounts to log in with")
+        self._accounts = accounts
+        self._random = random.Random(seed) if order == "random" else None
+        self._next = 0
+
+    def __len__(self) -> int:
+        return len(self._accounts)
+
+    def pick(self) -> Account:
+        if self._random is not None:
+            return self._random.choice(self._accounts)
+        account = self._accounts[self._next % len(self._accounts)]
+        self._next += 1
+        return account

@@ -1,0 +1,80 @@
+"""The phase controller: keeps a pattern exact while Locust's users run free.
+
+Every user asks for a ticket before each journey. During warm-up tickets are handed out until the
+warm-up time is over; then the measured phase begins for everyone at once, and each user gets exactly
+`runs` measured tickets, after which it is told to stop. A journey's phase is fixed by its ticket, so
+no measured journey starts before the warm-up ended, and failures count as tests like successes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from gevent.event import Event
+
+from .patterns import Pattern
+from .results.sample import MEASURED, WARMUP, Sample
+
+
+@dataclass(frozen=True)
+class Ticket:
+    phase: str
+    iteration: int  # 0-based within the phase, per user
+
+
+class PhaseController:
+    def __init__(self, pattern: Pattern, repetition: int, warmup: float,
+                 on_measured: Callable[[], None] | None = None, clock: Callable[[], float] = time.time) -> None:
+        self.pattern = pattern
+        self.repetition = repetition
+        self._clock = clock
+        self._on_measured = on_measured
+        self.warmup_end = clock() + warmup
+        self.measured_start: float | None = None
+        self.phase = WARMUP if warmup > 0 else MEASURED
+        if self.phase == MEASURED:
+            self._begin_measured()
+        self._joined = 0
+        self._counts: list[dict[str, int]] = []
+        self._finished: set[int] = set()
+        self.done = Event()
+        self.samples: list[Sample] = []  # measured and warm-up, in completion order
+
+    def _begin_measured(self) -> None:
+        self.phase = MEASURED
+        self.measured_start = self._clock()
+        if self._on_measured:
+            self._on_measured()
+
+    def join(self) -> int:
+        """A new user: its index within the pattern, or -1 when the pattern already has all its users."""
+        if self._joined >= self.pattern.users:
+            return -1
+        self._counts.append({WARMUP: 0, MEASURED: 0})
+        self._joined += 1
+        return self._joined - 1
+
+    def ticket(self, user: int) -> Ticket | None:
+        """The user's next journey, or None: it has done its share and must stop."""
+        if user < 0:
+            return None
+        if self.phase == WARMUP and self._clock() >= self.warmup_end:
+            self._begin_measured()
+        counts = self._counts[user]
+        if self.phase == MEASURED and counts[MEASURED] >= self.pattern.runs:
+            if user not in self._finished:
+                self._finished.add(user)
+                if len(self._finished) == self.pattern.users:
+                    self.done.set()
+            return None
+        ticket = Ticket(self.phase, counts[self.phase])
+        counts[self.phase] += 1
+        return ticket
+
+    def record(self, sample: Sample) -> None:
+        self.samples.append(sample)
+
+    def measured_samples(self) -> list[Sample]:
+        return [sample for sample in self.samples if sample.phase == MEASURED]

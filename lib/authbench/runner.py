@@ -1,0 +1,79 @@
+"""Turns a Plan into Locust runs: for each pattern × repetition, warm-up then the exact measured phase.
+
+Locust does the concurrency (users as greenlets, its statistics, its events); the phase controller
+decides what each journey counts as; samples go to the recorder as they finish.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from locust.env import Environment
+
+from .patterns import Pattern, Plan
+from .phases import PhaseController
+from .results.sample import Sample
+from .users.journey import JourneyUser, RunContext
+
+SPAWN_RATE = 1000.0  # users per second: every user of a pattern starts at once, as Grinder threads do
+STOP_TIMEOUT = 15.0  # seconds a running journey may take to finish when a cell is cut short
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class CellResult:
+    pattern: Pattern
+    repetition: int
+    samples: list[Sample]  # measured only
+    complete: bool  # False: the time limit cut the cell short
+    steps: dict[str, dict[str, Any]] = field(default_factory=dict)  # Locust's per-step statistics
+
+
+def _step_stats(environment: Environment) -> dict[str, dict[str, Any]]:
+    steps = {}
+    for (name, method), entry in sorted(environment.stats.entries.items()):
+        steps[name] = {
+            "method": method, "requests": entry.num_requests, "failures": entry.num_failures,
+            "mean_ms": round(entry.avg_response_time, 3), "median_ms": entry.median_response_time,
+            "p95_ms": entry.get_response_time_percentile(0.95), "max_ms": round(entry.max_response_time or 0, 3),
+        }
+    return steps
+
+
+def run_plan(
+    plan: Plan,
+    user_class: type[JourneyUser],
+    settings: Any,
+    *,
+    on_sample: Callable[[Sample], None],
+    on_cell: Callable[[CellResult], None],
+    cell_time_limit: float,
+    host: str | None = None,
+) -> list[CellResult]:
+    """Run every cell of the plan in one Locust environment; each cell is bounded by `cell_time_limit`."""
+    environment = Environment(user_classes=[user_class], host=host, stop_timeout=STOP_TIMEOUT)
+    runner = environment.create_local_runner()
+    results = []
+    try:
+        for pattern, repetition in plan.cells():
+            controller = PhaseController(pattern, repetition, plan.warmup,
+                                         on_measured=environment.stats.reset_all)
+            environment.authbench = RunContext(settings=settings, controller=controller, on_sample=on_sample)
+            environment.stats.reset_all()
+            began = time.monotonic()
+            runner.start(pattern.users, spawn_rate=SPAWN_RATE)
+            complete = controller.done.wait(timeout=plan.warmup + cell_time_limit)
+            if not complete:
+                log.warning("%s #%d cut short after %.0f s", pattern.label, repetition, time.monotonic() - began)
+            runner.stop()
+            result = CellResult(pattern, repetition, controller.measured_samples(), bool(complete),
+                                _step_stats(environment))
+            results.append(result)
+            on_cell(result)
+    finally:
+        runner.quit()
+    return results

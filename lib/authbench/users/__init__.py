@@ -1,0 +1,1 @@
+"""Locust user classes, one per journey; the locustfiles only import them."""

@@ -1,0 +1,87 @@
+"""The base of every authbench Locust user: one journey per iteration, timed, recorded, counted.
+
+Subclasses implement `journey(account)`; this class asks the phase controller for a ticket, times the
+journey, reports it to Locust as one more statistics entry (the Grinder "test") and hands the sample
+to the recorder. Without authbench's runner (plain `locust -f …`) there is no controller: every
+iteration counts as measured and the user runs until Locust stops it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from locust import User, constant, task
+from locust.exception import StopUser
+
+from ..phases import PhaseController
+from ..results.sample import ERROR, MEASURED, OK, Sample
+
+
+@dataclass
+class JourneyOutcome:
+    ok: bool
+    reason: str = ""
+    detail: str = ""
+    account: str = ""
+
+
+class JourneyFailed(Exception):
+    """What Locust's failures table shows for a failed journey: its reason category."""
+
+
+@dataclass
+class RunContext:
+    """What the runner (or the locustfile's options) attaches to the Locust environment as `authbench`."""
+
+    settings: Any  # journey-specific settings, read by the user class
+    controller: PhaseController | None = None
+    on_sample: Callable[[Sample], None] | None = None
+
+
+class JourneyUser(User):
+    abstract = True
+    wait_time = constant(0)  # back to back, as Grinder threads
+    journey_name = "journey"  # the statistics entry of the whole journey
+    request_type = "JOURNEY"
+
+    def on_start(self) -> None:
+        self.context: RunContext = self.environment.authbench
+        controller = self.context.controller
+        self.index = controller.join() if controller else id(self) % 1_000_000
+        self.free_iteration = 0
+
+    def journey(self) -> JourneyOutcome:  # pragma: no cover - subclasses implement it
+        raise NotImplementedError
+
+    @task
+    def iterate(self) -> None:
+        controller = self.context.controller
+        if controller is not None:
+            ticket = controller.ticket(self.index)
+            if ticket is None:
+                raise StopUser()
+            phase, iteration = ticket.phase, ticket.iteration
+        else:
+            phase, iteration = MEASURED, self.free_iteration
+            self.free_iteration += 1
+        start = time.time()
+        began = time.perf_counter()
+        outcome = self.journey()
+        elapsed_ms = (time.perf_counter() - began) * 1000
+        self.environment.events.request.fire(
+            request_type=self.request_type, name=self.journey_name, response_time=elapsed_ms, response_length=0,
+            exception=None if outcome.ok else JourneyFailed(outcome.reason), context={}, url=None,
+        )
+        sample = Sample(
+            start=start, duration_ms=elapsed_ms, user=self.index, iteration=iteration,
+            outcome=OK if outcome.ok else ERROR, reason=outcome.reason, phase=phase,
+            pattern=controller.pattern.label if controller else "",
+            repetition=controller.repetition if controller else 0, account=outcome.account,
+        )
+        if controller is not None:
+            controller.record(sample)
+        if self.context.on_sample is not None:
+            self.context.on_sample(sample)

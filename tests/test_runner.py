@@ -1,0 +1,60 @@
+"""Exact patterns on Locust: counts, warm-up exclusion and repetitions, with a journey that needs no server."""
+
+from __future__ import annotations
+
+import gevent
+
+from authbench.patterns import parse_plan
+from authbench.results.sample import MEASURED, WARMUP
+from authbench.runner import run_plan
+from authbench.users.journey import JourneyOutcome, JourneyUser
+
+FAIL_EVERY = 7
+
+
+class CountingUser(JourneyUser):
+    """A journey that takes ~1 ms and fails every 7th time, so counts are checked with failures in."""
+
+    journey_name = "counting journey"
+    calls = 0
+
+    def journey(self) -> JourneyOutcome:
+        CountingUser.calls += 1
+        gevent.sleep(0.001)
+        if CountingUser.calls % FAIL_EVERY == 0:
+            return JourneyOutcome(ok=False, reason="injected", account="x")
+        return JourneyOutcome(ok=True, account="x")
+
+
+def _run(patterns: str, warmup: str = "0", repeat: int = 1):
+    samples, cells = [], []
+    results = run_plan(parse_plan(patterns, warmup, repeat), CountingUser, settings=None,
+                       on_sample=samples.append, on_cell=cells.append, cell_time_limit=60)
+    return results, samples, cells
+
+
+def test_pattern_gives_exactly_users_times_runs_tests_with_failures_injected():
+    results, samples, _ = _run("2x1000")
+    (cell,) = results
+    assert cell.complete and len(cell.samples) == 2000
+    assert sum(s.outcome == "error" for s in cell.samples) > 0  # failures count as tests too
+    per_user = {u: sorted(s.iteration for s in cell.samples if s.user == u) for u in (0, 1)}
+    assert per_user == {0: list(range(1000)), 1: list(range(1000))}
+    assert cell.steps["counting journey"]["requests"] == 2000
+
+
+def test_pattern_list_runs_one_after_another_and_repeats():
+    results, _, cells = _run("3x5,4x2", repeat=2)
+    assert [(r.pattern.label, r.repetition, len(r.samples)) for r in results] == [
+        ("3x5", 1, 15), ("3x5", 2, 15), ("4x2", 1, 8), ("4x2", 2, 8)]
+    assert cells == results  # reported as each cell ends
+
+
+def test_warmup_samples_are_marked_and_excluded_by_time():
+    results, samples, _ = _run("3x20", warmup="0.3s")
+    warm = [s for s in samples if s.phase == WARMUP]
+    measured = [s for s in samples if s.phase == MEASURED]
+    assert warm and len(measured) == 60 and results[0].samples == measured
+    warmup_end = min(s.start for s in measured)
+    assert all(s.start < warmup_end for s in warm)
+    assert max(s.start for s in warm) - min(s.start for s in warm) < 0.5
