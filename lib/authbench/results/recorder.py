@@ -1,0 +1,253 @@
+"""Writes samples as the run goes, so a crashed or killed run keeps everything it had measured.
+
+`samples.csv` gets one flushed row per finished journey (no fsync: the data only has to outlive the
+process, not the machine), `summary.json` is replaced atomically after every pattern × repetition.
+The reader accepts the one kind of damage a `kill -9` can do: a partial last line.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import secrets
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from authbench.results.sample import Sample
+
+SAMPLES_FILE = "samples.csv"
+SUMMARY_FILE = "summary.json"
+SUMMARY_MODE = 0o644
+COLUMNS = (
+    "start",
+    "time",
+    "duration_ms",
+    "user",
+    "iteration",
+    "outcome",
+    "reason",
+    "phase",
+    "pattern",
+    "repetition",
+    "account",
+)
+RUN_ID_TIME_FORMAT = "%Y%m%d-%H%M%S"  # UTC, so ids sort in run order whatever the host's time zone
+RUN_ID_SUFFIX_BYTES = 2  # 4 hex digits: two runs started in the same second still get distinct ids
+RUN_ID_ATTEMPTS = 20
+RUN_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")  # one path component, nothing hidden or relative
+_ISO_SECOND_FORMAT = "%Y-%m-%dT%H:%M:%S"
+_SCAN_BLOCK = 64 * 1024
+
+
+class Recorder:
+    """Appends samples to `<run_dir>/samples.csv`, one flushed row each.
+
+    Safe to share between threads and greenlets (one lock around the write). Opening an existing file
+    appends to it, after cutting off a partial last line a killed writer may have left.
+    """
+
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = Path(run_dir)
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.samples_path = self.run_dir / SAMPLES_FILE
+        self.summary_path = self.run_dir / SUMMARY_FILE
+        _drop_partial_last_line(self.samples_path)
+        self._file = self.samples_path.open("a", newline="", encoding="utf-8")
+        self._writer = csv.writer(self._file, lineterminator="\n")
+        self._lock = threading.Lock()
+        self._iso_second = -1
+        self._iso_prefix = ""
+        self.count = 0  # rows written by this Recorder (not counting an appended-to file's earlier rows)
+        if self._file.tell() == 0:
+            self._writer.writerow(COLUMNS)
+            self._file.flush()
+        else:
+            _check_header(self.samples_path)
+
+    def record(self, sample: Sample) -> None:
+        """Append one row and hand it to the OS before returning, so a killed process loses nothing."""
+        start = sample.start
+        with self._lock:
+            self._writer.writerow(
+                (
+                    f"{start:.6f}",
+                    self._iso(start),
+                    f"{sample.duration_ms:.3f}",
+                    sample.user,
+                    sample.iteration,
+                    sample.outcome,
+                    sample.reason,
+                    sample.phase,
+                    sample.pattern,
+                    sample.repetition,
+                    sample.account,
+                )
+            )
+            self._file.flush()
+            self.count += 1
+
+    def write_summary(self, data: dict[str, Any]) -> None:
+        """Replace `summary.json` in one step: readers see the old file or the new one, never half of one."""
+        write_json_atomic(self.summary_path, data)
+
+    def close(self) -> None:
+        with self._lock:
+            if not self._file.closed:
+                self._file.close()
+
+    def __enter__(self) -> Recorder:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _iso(self, start: float) -> str:
+        # strftime costs a few µs; it only changes once a second, so only the milliseconds are formatted per row.
+        second, millis = divmod(round(start * 1000), 1000)  # rounded, not truncated: 0.999 stays .999
+        if second != self._iso_second:
+            self._iso_second = second
+            self._iso_prefix = time.strftime(_ISO_SECOND_FORMAT, time.gmtime(second))
+        return f"{self._iso_prefix}.{millis:03d}Z"
+
+
+def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
+    """Write JSON next to `path`, fsync it, then rename over `path` (rare call: the fsync is affordable)."""
+    path = Path(path)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as tmp:
+            json.dump(data, tmp, indent=2, sort_keys=False, allow_nan=False)
+            tmp.write("\n")
+            tmp.flush()
+            os.fsync(tmp.fileno())
+        os.chmod(tmp_name, SUMMARY_MODE)  # mkstemp makes it private; a summary is meant to be shared
+        os.replace(tmp_name, path)
+    except BaseException:
+        Path(tmp_name).unlink(missing_ok=True)
+        raise
+
+
+def read_samples(path: Path) -> Iterator[Sample]:
+    """Yield the samples of a `samples.csv`, skipping a last row cut short by a killed writer.
+
+    The last row counts only if the file ends in a newline (and it parses); damage anywhere else is real
+    corruption and raises ValueError naming the line, rather than being skipped silently.
+    """
+    path = Path(path)
+    complete = _ends_with_newline(path)
+    # A cut can split a multi-byte character; only the dropped partial line can hold one.
+    with path.open(newline="", encoding="utf-8", errors="strict" if complete else "replace") as f:
+        reader = csv.reader(f)
+        header = next(reader, None)
+        row = next(reader, None)
+        if header is None or (row is None and not complete):
+            return  # empty, or killed while writing the header
+        index = _column_index(header, path)
+        while row is not None:
+            line = reader.line_num
+            following = next(reader, None)
+            if following is not None:
+                yield _parse(row, index, path, line)
+            elif complete:
+                try:
+                    sample = _parse(row, index, path, line)
+                except ValueError:
+                    return  # cut inside a quoted field right after an embedded newline: still a partial row
+                yield sample
+            row = following
+
+
+def results_dir(base: Path, run_id: str | None = None) -> Path:
+    """Create and return `base/<run-id>/`; `base` is the results root (e.g. `Path("results")`).
+
+    The default id is `YYYYmmdd-HHMMSS-xxxx` (UTC time, 4 random hex digits), so `ls` lists runs in the
+    order they started. A given run id may already exist (the recorder then appends to it); a generated
+    one never reuses a directory.
+    """
+    base = Path(base)
+    base.mkdir(parents=True, exist_ok=True)
+    if run_id is not None:
+        if not RUN_ID_PATTERN.fullmatch(run_id):
+            raise ValueError(f"run id {run_id!r}: use letters, digits, '.', '_' and '-' only")
+        path = base / run_id
+        path.mkdir(exist_ok=True)
+        return path
+    for _ in range(RUN_ID_ATTEMPTS):
+        path = base / new_run_id()
+        try:
+            path.mkdir()
+        except FileExistsError:
+            continue
+        return path
+    raise FileExistsError(f"no free run id under {base} after {RUN_ID_ATTEMPTS} attempts")
+
+
+def new_run_id(now: float | None = None) -> str:
+    stamp = time.strftime(RUN_ID_TIME_FORMAT, time.gmtime(time.time() if now is None else now))
+    return f"{stamp}-{secrets.token_hex(RUN_ID_SUFFIX_BYTES)}"
+
+
+def _column_index(header: list[str], path: Path) -> dict[str, int]:
+    # By name, so columns added later (or reordered) do not break reading old or new files.
+    index = {name: i for i, name in enumerate(header)}
+    missing = [name for name in COLUMNS if name != "time" and name not in index]
+    if missing:
+        raise ValueError(f"{path}: not a samples file, missing columns {', '.join(missing)}")
+    return index
+
+
+def _parse(row: list[str], index: dict[str, int], path: Path, line: int) -> Sample:
+    try:
+        return Sample(
+            start=float(row[index["start"]]),
+            duration_ms=float(row[index["duration_ms"]]),
+            user=int(row[index["user"]]),
+            iteration=int(row[index["iteration"]]),
+            outcome=row[index["outcome"]],
+            reason=row[index["reason"]],
+            phase=row[index["phase"]],
+            pattern=row[index["pattern"]],
+            repetition=int(row[index["repetition"]]),
+            account=row[index["account"]],
+        )
+    except (IndexError, ValueError) as e:
+        raise ValueError(f"{path}:{line}: bad sample row {row!r}: {e}") from e
+
+
+def _check_header(path: Path) -> None:
+    """Refuse to append to a file whose columns differ: one file, one layout."""
+    with path.open(newline="", encoding="utf-8") as f:
+        header = next(csv.reader(f), None)
+    if header != list(COLUMNS):
+        raise ValueError(f"{path}: existing header {header} differs from {list(COLUMNS)}; use a new run directory")
+
+
+def _ends_with_newline(path: Path) -> bool:
+    with path.open("rb") as f:
+        if f.seek(0, os.SEEK_END) == 0:
+            return True
+        f.seek(-1, os.SEEK_END)
+        return f.read(1) == b"\n"
+
+
+def _drop_partial_last_line(path: Path) -> None:
+    """Cut a killed writer's partial last line so the next row does not get glued onto it."""
+    if not path.exists() or _ends_with_newline(path):
+        return
+    with path.open("r+b") as f:
+        end = f.seek(0, os.SEEK_END)
+        while end > 0:  # scan back in blocks: the file may be large, the partial line is short
+            begin = max(0, end - _SCAN_BLOCK)
+            f.seek(begin)
+            newline = f.read(end - begin).rfind(b"\n")
+            if newline >= 0:
+                f.truncate(begin + newline + 1)
+                return
+            end = begin
+        f.truncate(0)
