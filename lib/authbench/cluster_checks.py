@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .journeys.browser import Browser
-from .journeys.saml import SSOOutcome, sso_login
+from .journeys.fastbrowser import FastBrowser
+from .journeys.saml import SSOClient, SSOOutcome, sso_login
 
 PASS, FAIL = "○", "×"  # the report's marks
 IDP_COOKIE_PATH = "/idp"
@@ -62,54 +62,51 @@ def pinned_to(cluster: Cluster, node: str) -> Callable[[str], str]:
     return route
 
 
-def _describe(name: str, outcome: SSOOutcome, browser: Browser) -> str:
-    cookies = sorted({cookie.name for cookie in browser.session.cookies})
+def _describe(name: str, outcome: SSOOutcome, browser: SSOClient) -> str:
+    cookies = browser.cookie_names()
     asked = "password asked" if outcome.password_asked else "no password asked"
     return f"{name}: {outcome}; {asked}; pages {outcome.pages}; cookies {cookies}"
 
 
-def forget_sp_session(browser: Browser) -> None:
+def forget_sp_session(browser: SSOClient) -> None:
     """A new SP session for the same browser: drop the SP's cookies, keep the IdP's."""
-    jar = browser.session.cookies
-    for cookie in list(jar):
-        if not cookie.path.startswith(IDP_COOKIE_PATH):
-            jar.clear(cookie.domain, cookie.path, cookie.name)
+    browser.forget_cookies(lambda _host, path, _name: not path.startswith(IDP_COOKIE_PATH))
 
 
 def check_each_node(cluster: Cluster, account: Account) -> CheckResult:
     result = CheckResult("Test 1", passed=True)
     for name in cluster.nodes:
-        browser = Browser(verify=cluster.verify, route=pinned_to(cluster, name))
-        outcome = sso_login(browser, cluster.sp_url, account.username, account.password)
-        result.passed &= outcome.ok
-        result.evidence.append(_describe(f"via {name}", outcome, browser))
+        with FastBrowser(verify=cluster.verify, route=pinned_to(cluster, name)) as browser:
+            outcome = sso_login(browser, cluster.sp_url, account.username, account.password)
+            result.passed &= outcome.ok
+            result.evidence.append(_describe(f"via {name}", outcome, browser))
     return result
 
 
 def check_sso_across_nodes(cluster: Cluster, account: Account) -> CheckResult:
     first, second = list(cluster.nodes)[:2]
-    browser = Browser(verify=cluster.verify, route=pinned_to(cluster, first))
-    login = sso_login(browser, cluster.sp_url, account.username, account.password)
-    result = CheckResult("Test 2", passed=False, evidence=[_describe(f"login via {first}", login, browser)])
-    if not login.ok:
-        return result
-    forget_sp_session(browser)
-    browser.route = pinned_to(cluster, second)
-    again = sso_login(browser, cluster.sp_url, account.username, account.password)
-    result.passed = again.ok and not again.password_asked
-    result.evidence.append(_describe(f"new SP session via {second}", again, browser))
+    with FastBrowser(verify=cluster.verify, route=pinned_to(cluster, first)) as browser:
+        login = sso_login(browser, cluster.sp_url, account.username, account.password)
+        result = CheckResult("Test 2", passed=False, evidence=[_describe(f"login via {first}", login, browser)])
+        if not login.ok:
+            return result
+        forget_sp_session(browser)
+        browser.route = pinned_to(cluster, second)
+        again = sso_login(browser, cluster.sp_url, account.username, account.password)
+        result.passed = again.ok and not again.password_asked
+        result.evidence.append(_describe(f"new SP session via {second}", again, browser))
     return result
 
 
 def check_login_across_nodes(cluster: Cluster, account: Account) -> CheckResult:
     first, second = list(cluster.nodes)[:2]
-    browser = Browser(verify=cluster.verify, route=pinned_to(cluster, first))
 
-    def switch(b: Browser) -> None:
+    def switch(b: SSOClient) -> None:
         b.route = pinned_to(cluster, second)
 
-    outcome = sso_login(browser, cluster.sp_url, account.username, account.password, before_credentials=switch)
-    description = _describe(f"form via {first}, credentials via {second}", outcome, browser)
+    with FastBrowser(verify=cluster.verify, route=pinned_to(cluster, first)) as browser:
+        outcome = sso_login(browser, cluster.sp_url, account.username, account.password, before_credentials=switch)
+        description = _describe(f"form via {first}, credentials via {second}", outcome, browser)
     return CheckResult("Test 3", passed=outcome.ok, evidence=[description])
 
 

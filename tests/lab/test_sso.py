@@ -8,7 +8,8 @@ import pytest
 import requests
 
 from authbench.cluster_checks import Account, Cluster, check_login_across_nodes, forget_sp_session, run_checks
-from authbench.journeys.browser import Browser, Page
+from authbench.journeys.fastbrowser import FastBrowser
+from authbench.journeys.forms import Page
 from authbench.journeys.saml import BAD_CREDENTIALS, STALE_REQUEST, sso_login
 from authbench_lab import lab as lab_api
 from authbench_lab.config import BACKENDS, LabConfig, password_for, username
@@ -37,8 +38,8 @@ def cluster(lab: LabConfig, backend: str) -> Cluster:
     )
 
 
-def browser(lab: LabConfig) -> Browser:
-    return Browser(verify=str(lab.ca_cert))
+def browser(lab: LabConfig) -> FastBrowser:
+    return FastBrowser(verify=str(lab.ca_cert))
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -114,7 +115,7 @@ def test_idp_metadata_is_served_with_signing_key(lab):
 # -- the SP refuses what it must not believe ------------------------------------------------------
 
 
-def _response_form(lab: LabConfig, backend: str) -> tuple[Browser, Page]:
+def _response_form(lab: LabConfig, backend: str) -> tuple[FastBrowser, Page]:
     """Walk a real login up to the auto-submit form, without posting it."""
     b = browser(lab)
     user = account(lab, 5)
@@ -129,7 +130,7 @@ def _response_form(lab: LabConfig, backend: str) -> tuple[Browser, Page]:
     raise AssertionError(f"no SAMLResponse form, last page {page.title}")
 
 
-def _post_to_acs(b: Browser, page: Page, xml: bytes) -> Page:
+def _post_to_acs(b: FastBrowser, page: Page, xml: bytes) -> Page:
     form = next(f for f in page.forms() if "SAMLResponse" in f.fields)
     return b.submit(form, {"SAMLResponse": base64.b64encode(xml).decode()})
 

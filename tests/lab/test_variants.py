@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from authbench.cluster_checks import forget_sp_session
-from authbench.journeys.browser import Browser
+from authbench.journeys.fastbrowser import FastBrowser
 from authbench.journeys.saml import STALE_REQUEST, sso_login
 from authbench_lab import lab as lab_api
 from authbench_lab.config import LabConfig, password_for
@@ -33,7 +33,7 @@ def _logins(lab: LabConfig, backend: str) -> list:
     outcomes = []
     for index in range(LOGINS):
         user = f"user{index:03d}"
-        outcomes.append(sso_login(Browser(verify=str(lab.ca_cert)), lab.sp_url(backend) + "/secure/", user,
+        outcomes.append(sso_login(FastBrowser(verify=str(lab.ca_cert)), lab.sp_url(backend) + "/secure/", user,
                                   password_for(user)))
     return outcomes
 
@@ -47,7 +47,7 @@ def test_without_stickiness_only_a_shared_conversation_completes_logins(round_ro
 
 
 def test_without_client_storage_the_flow_has_no_storage_pages(round_robin_lab):
-    b = Browser(verify=str(round_robin_lab.ca_cert))
+    b = FastBrowser(verify=str(round_robin_lab.ca_cert))
     url = round_robin_lab.sp_url("terracotta") + "/secure/"
     first = sso_login(b, url, "user001", password_for("user001"))
     assert first.ok
