@@ -58,3 +58,23 @@ def test_warmup_samples_are_marked_and_excluded_by_time():
     warmup_end = min(s.start for s in measured)
     assert all(s.start < warmup_end for s in warm)
     assert max(s.start for s in warm) - min(s.start for s in warm) < 0.5
+
+
+class CrashingUser(JourneyUser):
+    """A journey that raises every third time: the ticket still becomes a counted, failed test."""
+
+    calls = 0
+
+    def journey(self) -> JourneyOutcome:
+        CrashingUser.calls += 1
+        if CrashingUser.calls % 3 == 0:
+            raise RuntimeError("boom")
+        return JourneyOutcome(ok=True)
+
+
+def test_a_journey_that_raises_is_still_one_test():
+    samples: list = []
+    (cell,) = run_plan(parse_plan("2x15"), CrashingUser, settings=None, on_sample=samples.append,
+                       on_cell=lambda cell: None, cell_time_limit=30)
+    assert len(cell.samples) == 30
+    assert {s.reason for s in cell.samples if s.outcome == "error"} == {"unexpected error"}

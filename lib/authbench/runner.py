@@ -19,7 +19,7 @@ from .phases import PhaseController
 from .results.sample import Sample
 from .users.journey import JourneyUser, RunContext
 
-SPAWN_RATE = 1000.0  # users per second: every user of a pattern starts at once, as Grinder threads do
+SPAWN_RATE = 100.0  # users per second: a pattern's users start within a fraction of a second (Locust warns above 100)
 STOP_TIMEOUT = 15.0  # seconds a running journey may take to finish when a cell is cut short
 log = logging.getLogger(__name__)
 

@@ -28,6 +28,9 @@ class JourneyOutcome:
     account: str = ""
 
 
+UNEXPECTED_ERROR = "unexpected error"  # the journey itself raised: a bug or an unforeseen answer
+
+
 class JourneyFailed(Exception):
     """What Locust's failures table shows for a failed journey: its reason category."""
 
@@ -48,8 +51,8 @@ class JourneyUser(User):
     request_type = "JOURNEY"
 
     def on_start(self) -> None:
-        self.context: RunContext = self.environment.authbench
-        controller = self.context.controller
+        self.run_context: RunContext = self.environment.authbench  # not `context`: Locust's User has that
+        controller = self.run_context.controller
         self.index = controller.join() if controller else id(self) % 1_000_000
         self.free_iteration = 0
 
@@ -58,7 +61,7 @@ class JourneyUser(User):
 
     @task
     def iterate(self) -> None:
-        controller = self.context.controller
+        controller = self.run_context.controller
         if controller is not None:
             ticket = controller.ticket(self.index)
             if ticket is None:
@@ -69,7 +72,10 @@ class JourneyUser(User):
             self.free_iteration += 1
         start = time.time()
         began = time.perf_counter()
-        outcome = self.journey()
+        try:
+            outcome = self.journey()
+        except Exception as exc:  # a ticket taken is a test counted, whatever happens in the journey
+            outcome = JourneyOutcome(False, UNEXPECTED_ERROR, f"{type(exc).__name__}: {exc}")
         elapsed_ms = (time.perf_counter() - began) * 1000
         self.environment.events.request.fire(
             request_type=self.request_type, name=self.journey_name, response_time=elapsed_ms, response_length=0,
@@ -83,5 +89,5 @@ class JourneyUser(User):
         )
         if controller is not None:
             controller.record(sample)
-        if self.context.on_sample is not None:
-            self.context.on_sample(sample)
+        if self.run_context.on_sample is not None:
+            self.run_context.on_sample(sample)

@@ -1,0 +1,164 @@
+"""Generator CPU per journey: authbench's SAML user against a reference client written the obvious way.
+
+The reference is what one writes first with Locust: an HttpUser (requests) following redirects, and
+BeautifulSoup finding the forms. Both do the same complete SP-initiated login through the lab's SP.
+Method: each measurement is a fresh process running U users × J journeys under Locust; its CPU time
+(user + system, getrusage, imports excluded) divided by the journeys is the figure. The two clients
+alternate for several rounds in one run, so the machine's drift hits both; medians and their ratio
+are reported.
+
+    .venv/bin/python bench/generator_cpu.py [--rounds 3] [--users 4] [--journeys 100] [--backend stateless]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+
+DEFAULT_ROUNDS = 3
+DEFAULT_USERS = 4
+DEFAULT_JOURNEYS = 100  # per user
+DEFAULT_BACKEND = "stateless"
+CHILD_TIME_LIMIT = 600  # seconds one measurement may take
+
+
+def _child(kind: str, sp_url: str, ca: str, users: int, journeys: int) -> None:
+    import locust  # noqa: F401, I001  (gevent patches before ssl is imported)
+    import resource
+
+    from authbench.accounts import AccountPicker, from_template
+    from authbench.patterns import Pattern, Plan
+    from authbench.runner import run_plan
+
+    accounts = AccountPicker(from_template("user{000..199}", "pw-{user}"))
+    outcomes: list[bool] = []
+    if kind == "authbench":
+        from authbench.journeys.forms import PRESETS
+        from authbench.users.saml import SAMLSettings, SAMLUser
+
+        settings = SAMLSettings(sp_url, accounts, ca, 10.0, PRESETS)
+        user_class, plan_settings = SAMLUser, settings
+    else:
+        user_class, plan_settings = _reference_user(sp_url, ca, accounts), None
+
+    def on_sample(sample) -> None:
+        outcomes.append(sample.outcome == "ok")
+
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    began = time.perf_counter()
+    run_plan(Plan((Pattern(users, journeys),)), user_class, plan_settings, on_sample=on_sample,
+             on_cell=lambda cell: None, cell_time_limit=CHILD_TIME_LIMIT)
+    wall = time.perf_counter() - began
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    print(json.dumps({"kind": kind, "journeys": len(outcomes), "ok": sum(outcomes), "cpu_s": cpu, "wall_s": wall}))
+
+
+def _reference_user(sp_url: str, ca: str, accounts):
+    """Locust HttpUser + BeautifulSoup, the obvious way; wrapped in the journey protocol to count it alike."""
+    from bs4 import BeautifulSoup
+    from locust.clients import HttpSession
+
+    from authbench.users.journey import JourneyOutcome, JourneyUser
+
+    class ReferenceUser(JourneyUser):
+        journey_name = "SSO login (reference)"
+
+        def on_start(self) -> None:
+            super().on_start()
+            self.client = HttpSession(base_url=sp_url, request_event=self.environment.events.request, user=self)
+            self.client.verify = ca
+            self.client.trust_env = False
+
+        def journey(self) -> JourneyOutcome:
+            account = accounts.pick()
+            self.client.cookies.clear()
+            response = self.client.get(sp_url, name="start")
+            for _ in range(10):
+                soup = BeautifulSoup(response.text, "html.parser")
+                if soup.find(id="remote-user"):
+                    return JourneyOutcome(True, account=account.username)
+                form = soup.find("form")
+                if form is None:
+                    return JourneyOutcome(False, "no form", account=account.username)
+                data = {field.get("name"): field.get("value", "") for field in form.find_all("input")
+                        if field.get("name") and field.get("type") != "submit"}
+                if "j_password" in data:
+                    data.update(j_username=account.username, j_password=account.password, _eventId_proceed="")
+                action = requests_url(response.url, form.get("action"))
+                response = self.client.post(action, data=data, name=form.get("action", "").split("?")[0])
+            return JourneyOutcome(False, "too many pages", account=account.username)
+
+    return ReferenceUser
+
+
+def requests_url(base: str, action: str | None) -> str:
+    from urllib.parse import urljoin
+
+    return urljoin(base, action or base)
+
+
+def _measure(kind: str, args: argparse.Namespace, sp_url: str, ca: str) -> dict:
+    result = subprocess.run(
+        [sys.executable, __file__, "--child", kind, "--sp-url", sp_url, "--ca", ca, "--users", str(args.users),
+         "--journeys", str(args.journeys)],
+        capture_output=True, text=True, timeout=CHILD_TIME_LIMIT, check=True)
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS)
+    parser.add_argument("--users", type=int, default=DEFAULT_USERS)
+    parser.add_argument("--journeys", type=int, default=DEFAULT_JOURNEYS)
+    parser.add_argument("--backend", default=DEFAULT_BACKEND)
+    parser.add_argument("--run-dir", default=".authbench/bench-generator")
+    parser.add_argument("--base-port", type=int, default=22000)
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--sp-url", help=argparse.SUPPRESS)
+    parser.add_argument("--ca", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        _child(args.child, args.sp_url, args.ca, args.users, args.journeys)
+        return
+
+    from pathlib import Path
+
+    from authbench_lab import lab
+    from authbench_lab.config import LabConfig
+
+    config = LabConfig(run_dir=Path(args.run_dir), base_port=args.base_port, backends=[args.backend], users=200)
+    lab.up(config)
+    sp_url, ca = config.sp_url(args.backend) + "/secure/", str(config.ca_cert)
+    results: dict[str, list[dict]] = {"authbench": [], "reference": []}
+    try:
+        for round_number in range(args.rounds):
+            order = ("authbench", "reference") if round_number % 2 == 0 else ("reference", "authbench")
+            for kind in order:
+                measured = _measure(kind, args, sp_url, ca)
+                results[kind].append(measured)
+                print(f"round {round_number + 1} {kind:<9} {measured['journeys']} journeys ({measured['ok']} ok) "
+                      f"CPU {measured['cpu_s'] * 1000 / measured['journeys']:.2f} ms/journey, "
+                      f"{measured['journeys'] / measured['wall_s']:.1f} journeys/s", flush=True)
+    finally:
+        lab.down(config.run_dir)
+    per = {kind: statistics.median(m["cpu_s"] * 1000 / m["journeys"] for m in rows) for kind, rows in results.items()}
+    print(f"\n{datetime.date.today()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+          f"{args.users} users x {args.journeys} journeys per measurement, {args.rounds} rounds, backend "
+          f"{args.backend}\n")
+    print("| client | median CPU ms per journey |")
+    print("|---|---:|")
+    for kind, value in per.items():
+        print(f"| {kind} | {value:.2f} |")
+    print(f"\nauthbench / reference: {per['authbench'] / per['reference']:.2f}")
+
+
+if __name__ == "__main__":
+    main()

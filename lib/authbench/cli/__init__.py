@@ -1,0 +1,84 @@
+"""The `authbench` command line: argument parsing and one-line errors, the work happens elsewhere.
+
+Exit codes: 0 ok, 1 something failed at run time (a lab component did not become healthy),
+2 usage, configuration or environment problems (argparse uses 2 for its own errors as well).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+
+PROG = "authbench"
+DEBUG_ENV = "AUTHBENCH_DEBUG"  # set to 1 to get tracebacks instead of one-line errors
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+class CliError(Exception):
+    def __init__(self, message: str, exit_code: int = EXIT_USAGE, details: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+        self.details = list(details)
+
+
+def say(text: str = "") -> None:
+    print(text, flush=True)
+
+
+# Subcommand → function adding its parser; each parser sets `handler`.
+def _subcommands() -> dict[str, Callable[[argparse._SubParsersAction], None]]:
+    from . import lab, run
+
+    return {"lab": lab.add_parser, "run": run.add_parser, "sp-metadata": run.add_sp_metadata_parser}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from authbench import __version__
+
+    parser = argparse.ArgumentParser(prog=PROG, description="Load tests for authentication systems.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for add in _subcommands().values():
+        add(subparsers)
+    return parser
+
+
+LOAD_COMMANDS = ("run",)  # commands that run Locust: gevent must patch the standard library first
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] and argv[0] in LOAD_COMMANDS:
+        import locust  # noqa: F401  (monkey-patches with gevent; must precede any import of ssl)
+    args = build_parser().parse_args(argv)
+    try:
+        return args.handler(args)
+    except CliError as exc:
+        print(f"{PROG}: error: {_one_line(str(exc))}", file=sys.stderr)
+        if exc.details:  # a failing component's last log lines
+            print("  last lines of its log:", file=sys.stderr)
+            for line in exc.details:
+                print(f"    {line}", file=sys.stderr)
+        return exc.exit_code
+    except BrokenPipeError:  # output piped into `head` and the like
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_FAILURE
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as exc:
+        if os.environ.get(DEBUG_ENV):
+            raise
+        print(f"{PROG}: error: unexpected {type(exc).__name__}: {_one_line(str(exc))} "
+              f"(set {DEBUG_ENV}=1 for a traceback)", file=sys.stderr)
+        return EXIT_FAILURE
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())

@@ -1,0 +1,206 @@
+"""`authbench lab …`: the embedded IdP-cluster lab (system under test)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from collections.abc import Callable, Sequence
+
+from . import EXIT_FAILURE, CliError, say
+
+RUN_DIR_ENV = "AUTHBENCH_LAB_DIR"
+MB = 1024 * 1024
+
+
+def _default_run_dir() -> str:
+    from authbench_lab import config
+
+    return os.environ.get(RUN_DIR_ENV) or config.DEFAULT_RUN_DIR
+
+
+def _lab_call(function: Callable, *args, **kwargs):
+    """Run a lab function, turning its errors into CLI errors (the lab package loads lazily)."""
+    from authbench_lab.lab import LabError
+
+    try:
+        return function(*args, **kwargs)
+    except LabError as exc:
+        raise CliError(str(exc), exc.exit_code, exc.details) from None
+
+
+def _lab_up(args: argparse.Namespace) -> int:
+    from authbench_lab import config, lab
+
+    backends = _lab_call(lab.parse_backends, args.backend)
+    lab_config = config.LabConfig(
+        run_dir=args.run_dir, base_port=args.base_port, backends=backends, users=args.users,
+        stickiness=args.stickiness, client_storage=not args.no_client_storage, workers=args.workers,
+        threads=args.threads,
+    )
+    result = _lab_call(lab.up, lab_config)
+    seed = result["seed"]
+    if seed.get("fresh"):
+        say(f"seeded {seed['users']} users in {seed['seconds']:.2f} s")
+    elif seed.get("seconds") is not None:
+        say(f"LDAP already seeded with {seed['users']} users (took {seed['seconds']:.2f} s)")
+    if not result["started"]:
+        say(f"lab already up in {lab_config.run_dir}: {len(result['kept'])} components healthy, "
+             "nothing restarted")
+    else:
+        kept = f", {len(result['kept'])} already running" if result["kept"] else ""
+        say(f"started {_count(result['started'], 'component')}{kept}; healthy in {result['seconds']:.1f} s")
+    _print_endpoints(lab.endpoints(lab_config.run_dir))
+    say(f"CA certificate: {lab_config.ca_cert}")
+    return 0
+
+
+def _lab_down(args: argparse.Namespace) -> int:
+    from authbench_lab import lab
+
+    result = _lab_call(lab.down, args.run_dir, purge=args.purge)
+    if not result["found"]:
+        say(f"no lab in {result['run_dir']}; nothing to stop")
+    elif not result["stopped"]:
+        say(f"no lab running in {result['run_dir']}; nothing to stop")
+    else:
+        say(f"stopped {_count(result['stopped'], 'component')} in {result['seconds']:.1f} s")
+    if result["purged"]:
+        say(f"removed {result['run_dir']}")
+    return 0
+
+
+def _lab_status(args: argparse.Namespace) -> int:
+    from authbench_lab import lab
+
+    rows = _lab_call(lab.status, args.run_dir)
+    if args.json:
+        say(json.dumps({"components": rows, "endpoints": lab.endpoints(args.run_dir)}, indent=2))
+        return 0
+    if not rows:
+        say(f"no lab in {os.path.abspath(args.run_dir)}")
+        return 0
+    table = [("COMPONENT", "URL", "PID", "HEALTH", "RSS MB", "DETAIL")]
+    for row in rows:
+        health = "healthy" if row["healthy"] else ("stopped" if row["pid"] is None else "UNHEALTHY")
+        detail = "" if row["detail"] == "stopped" else row["detail"]
+        table.append((row["name"], row["url"], str(row["pid"] or "-"), health,
+                      f"{row['rss_bytes'] / MB:.0f}" if row["pid"] else "-", detail))
+    widths = [max(len(line[i]) for line in table) for i in range(len(table[0]) - 1)]
+    for line in table:
+        say("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=False)) + "  " + line[-1])
+    say()
+    _print_endpoints(lab.endpoints(args.run_dir))
+    return 0
+
+
+def _print_endpoints(endpoints: list[dict]) -> None:
+    for item in endpoints:
+        say(f"{item['backend']:<11} lb {item['lb']}  nodes {item['node-a']} {item['node-b']}  sp {item['sp']}")
+
+
+def _lab_stop(args: argparse.Namespace) -> int:
+    from authbench_lab import lab
+
+    result = _lab_call(lab.stop_component, args.run_dir, args.component)
+    state = f"stopped (pid {result['pid']})" if result["was_running"] else "was not running"
+    say(f"{result['name']} {state}")
+    return 0
+
+
+def _lab_start(args: argparse.Namespace) -> int:
+    from authbench_lab import lab
+
+    result = _lab_call(lab.start_component, args.run_dir, args.component)
+    if result["already_running"]:
+        say(f"{result['name']} is already running (pid {result['pid']})")
+    else:
+        say(f"{result['name']} started (pid {result['pid']}): {result['detail']}")
+    return 0
+
+
+def _lab_check(args: argparse.Namespace) -> int:
+    """One SSO per cluster through its balancer, then Tests 1–3, against the lab's expected table."""
+    from authbench.cluster_checks import Account, Cluster, format_table, run_checks
+    from authbench.journeys.browser import Browser
+    from authbench.journeys.saml import sso_login
+    from authbench_lab import lab
+    from authbench_lab.config import EXPECTED_CLUSTER_CHECKS, LabConfig, password_for, username
+
+    state = _lab_call(lab.read_state, args.run_dir)
+    if not state or not any(row["healthy"] for row in lab.status(args.run_dir)):
+        raise CliError(f"no lab running in {os.path.abspath(args.run_dir)}; start it with 'authbench lab up'")
+    config = LabConfig.from_dict(state["config"])
+    user = username(0, config.users)
+    account = Account(user, password_for(user))
+    results, failed = {}, False
+    for backend in config.backends:
+        cluster = Cluster(sp_url=config.sp_url(backend) + "/secure/", lb_url=config.lb_url(backend),
+                          nodes={"A": config.node_url(backend, "a"), "B": config.node_url(backend, "b")},
+                          verify=str(config.ca_cert))
+        outcome = sso_login(Browser(verify=cluster.verify), cluster.sp_url, account.username, account.password)
+        say(f"{backend:<11} SSO through the balancer: {outcome}")
+        results[backend] = run_checks(cluster, account)
+        expected = EXPECTED_CLUSTER_CHECKS[backend]
+        observed = tuple(result.passed for result in results[backend])
+        if not outcome.ok or observed != expected:
+            failed = True
+            for result, want in zip(results[backend], expected, strict=True):
+                if result.passed != want:
+                    say(f"  {result.test} expected {'○' if want else '×'}: " + " | ".join(result.evidence))
+    say()
+    say(format_table(results))
+    say("\nas the 2012 report's table expects" if not failed else "\nDIFFERS from the expected table")
+    return EXIT_FAILURE if failed else 0
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    from authbench_lab import config
+
+    lab_parser = subparsers.add_parser("lab", help="the embedded IdP-cluster lab (system under test)")
+    commands = lab_parser.add_subparsers(dest="lab_command", required=True, metavar="COMMAND")
+    run_dir = argparse.ArgumentParser(add_help=False)
+    run_dir.add_argument("--run-dir", default=_default_run_dir(),
+                         help=f"lab files and state (default ${RUN_DIR_ENV} or {config.DEFAULT_RUN_DIR})")
+
+    up = commands.add_parser("up", parents=[run_dir], help="start the lab (idempotent)")
+    up.add_argument("--backend", default="all",
+                    help=f"session store of the IdP clusters: {', '.join(config.BACKENDS)}, a comma list, "
+                    "or all (default)")
+    up.add_argument("--users", type=int, default=config.DEFAULT_USERS,
+                    help=f"LDAP accounts to seed, 1..{config.MAX_USERS} (default {config.DEFAULT_USERS})")
+    up.add_argument("--stickiness", choices=config.STICKINESS, default="session",
+                    help="HAProxy affinity: none = round robin, session = sticky on JSESSIONID (default)")
+    up.add_argument("--no-client-storage", action="store_true",
+                    help="IdPs do not use the browser's client-side storage")
+    up.add_argument("--base-port", type=int, default=config.DEFAULT_BASE_PORT,
+                    help=f"first port of the port plan (default {config.DEFAULT_BASE_PORT})")
+    up.add_argument("--workers", type=int, default=config.DEFAULT_WORKERS,
+                    help=f"gunicorn worker processes per IdP node (default {config.DEFAULT_WORKERS})")
+    up.add_argument("--threads", type=int, default=config.DEFAULT_THREADS,
+                    help=f"threads per worker process (default {config.DEFAULT_THREADS})")
+    up.set_defaults(handler=_lab_up)
+
+    down = commands.add_parser("down", parents=[run_dir], help="stop the lab")
+    down.add_argument("--purge", action="store_true", help="also delete the run directory")
+    down.set_defaults(handler=_lab_down)
+
+    status = commands.add_parser("status", parents=[run_dir], help="health of every component")
+    status.add_argument("--json", action="store_true", help="machine-readable output")
+    status.set_defaults(handler=_lab_status)
+
+    check = commands.add_parser("check", parents=[run_dir],
+                                help="one SSO per cluster and the cluster checks (Tests 1-3)")
+    check.set_defaults(handler=_lab_check)
+
+    for name, handler, text in (("stop", _lab_stop, "stop one component (fault injection)"),
+                                ("start", _lab_start, "start a stopped component again")):
+        parser = commands.add_parser(name, parents=[run_dir], help=text)
+        parser.add_argument("component", help="e.g. ldap, memcached-a, redis-primary, lb, local/idp-a")
+        parser.set_defaults(handler=handler)
+
+
+
+
+def _count(items: Sequence, noun: str) -> str:
+    return f"{len(items)} {noun}{'' if len(items) == 1 else 's'}"

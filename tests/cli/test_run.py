@@ -1,0 +1,144 @@
+"""`authbench run` against the session lab: exact counts with real failures, bad input, crash safety."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from authbench.cli import main
+from authbench.results.recorder import read_samples
+
+ROOT = Path(__file__).resolve().parents[2]
+KILL_AFTER_ROWS = 20
+WAIT_LIMIT = 60.0  # seconds any subprocess in this file may take
+
+
+@pytest.fixture
+def lab_env(lab, monkeypatch):
+    monkeypatch.setenv("AUTHBENCH_LAB_DIR", str(lab.run_dir))
+    return lab
+
+
+def run(args: list[str], capsys) -> tuple[int, str, str]:
+    code = main(["run", *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_exact_count_with_bad_passwords_injected(lab_env, tmp_path, capsys):
+    rows = ["user,password"] + [f"user{i:03d},{'wrong' if i % 5 == 4 else f'pw-user{i:03d}'}" for i in range(10)]
+    (tmp_path / "accounts.csv").write_text("\n".join(rows) + "\n")
+    code, out, _ = run(["--target", "lab:memcached", "--pattern", "2x20", "--accounts-csv",
+                        str(tmp_path / "accounts.csv"), "--results", str(tmp_path), "--run-id", "r"], capsys)
+    assert code == 0, out
+    document = json.loads((tmp_path / "r" / "summary.json").read_text())
+    summary = document["cells"][0]["summary"]
+    assert summary["tests"] == 40 and summary["errors"] == 8  # every fifth account has a wrong password
+    assert summary["reasons"] == {"bad credentials": 8}
+    assert "SSO login" in document["cells"][0]["steps"] and "IdP login POST" in document["cells"][0]["steps"]
+    assert not any("?" in step for step in document["cells"][0]["steps"])  # stable names, no query strings
+    assert "pw-user" not in (tmp_path / "r" / "samples.csv").read_text() + json.dumps(document)
+    assert "pw-user" not in out
+
+
+def test_warmup_repeat_and_table(lab_env, tmp_path, capsys):
+    code, out, _ = run(["--target", "lab:stateless", "--pattern", "3x4", "--warmup", "1s", "--repeat", "2",
+                        "--results", str(tmp_path), "--run-id", "w"], capsys)
+    assert code == 0
+    samples = list(read_samples(tmp_path / "w" / "samples.csv"))
+    for repetition in (1, 2):
+        mine = [s for s in samples if s.repetition == repetition]
+        measured = [s for s in mine if s.phase == "measured"]
+        assert len(measured) == 12
+        assert all(s.start < min(m.start for m in measured) for s in mine if s.phase == "warmup")
+    assert "3x4 #1" in out and "3x4 #2" in out and "average" in out
+
+
+def test_virtual_sp_with_signature_check(lab_env, tmp_path, capsys):
+    code, out, _ = run(["--target", "lab:terracotta", "--sp", "virtual", "--verify-signature", "--pattern",
+                        "2x3", "--results", str(tmp_path), "--run-id", "v"], capsys)
+    assert code == 0, out
+    summary = json.loads((tmp_path / "v" / "summary.json").read_text())["cells"][0]["summary"]
+    assert summary["tests"] == 6 and summary["errors"] == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--pattern", "2x"], "'2x' is not USERSxRUNS"),
+        (["--pattern", "0x10"], "users must be 1"),
+        (["--pattern", "ax3"], "'ax3' is not USERSxRUNS"),
+        (["--pattern", "10x-1"], "'10x-1' is not USERSxRUNS"),
+        (["--pattern", ","], "pattern list is empty"),
+        (["--warmup", "soon"], "duration 'soon'"),
+        (["--accounts-csv", "/nonexistent/accounts.csv"], "cannot read accounts file"),
+        (["--accounts-template", "user{000..199}", "--password-rule", "nope-{user}"], "refused the account"),
+        (["--target", "lab:nosuchbackend"], "has no 'nosuchbackend' cluster"),
+    ],
+)
+def test_bad_input_gives_one_line_and_exit_2(lab_env, tmp_path, capsys, args, message):
+    base = ["--target", "lab:local", "--results", str(tmp_path)]
+    code, _, err = run(base + args, capsys)
+    assert code == 2
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_unreachable_target_and_page_without_login_form(lab_env, tmp_path, capsys):
+    common = ["--accounts-template", "user{0..9}", "--ca-bundle", str(lab_env.ca_cert), "--results", str(tmp_path)]
+    code, _, err = run(["--target", "https://127.0.0.1:9/secure/", *common], capsys)
+    assert code == 2 and "https://127.0.0.1:9/secure/ is unreachable" in err
+    metadata = lab_env.lb_url("local") + "/idp/shibboleth"
+    code, _, err = run(["--target", metadata, *common], capsys)
+    assert code == 2 and "never showed a login form" in err and "/idp/shibboleth" in err
+
+
+def test_unknown_option_value_and_unwritable_results(lab_env, tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", "--target", "lab:local", "--order", "shuffled"])
+    assert exit_info.value.code == 2
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    code, _, err = run(["--target", "lab:local", "--results", str(blocker / "sub")], capsys)
+    assert code == 2 and "cannot write results" in err
+
+
+def test_samples_survive_kill_9(lab_env, tmp_path):
+    env = {**os.environ, "AUTHBENCH_LAB_DIR": str(lab_env.run_dir)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "authbench", "run", "--target", "lab:local", "--pattern", "2x100000",
+         "--cell-time-limit", "60s", "--results", str(tmp_path), "--run-id", "k"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    csv_path = tmp_path / "k" / "samples.csv"
+    deadline = time.monotonic() + WAIT_LIMIT
+    try:
+        while time.monotonic() < deadline:
+            if csv_path.exists() and csv_path.read_text().count("\n") > KILL_AFTER_ROWS:
+                break
+            time.sleep(0.2)
+        seen = csv_path.read_text().count("\n") - 1
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=10)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    samples = list(read_samples(csv_path))
+    assert len(samples) >= min(seen, KILL_AFTER_ROWS) and all(s.outcome == "ok" for s in samples)
+    assert json.loads((tmp_path / "k" / "summary.json").read_text())["run_id"] == "k"
+
+
+def test_plain_locust_runs_the_same_locustfile(lab, tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "locust", "-f", str(ROOT / "locustfiles" / "saml_sso.py"), "--headless",
+         "-u", "2", "-r", "2", "-t", "3s", "--host", lab.sp_url("repcached") + "/secure/",
+         "--ca-bundle", str(lab.ca_cert), "--accounts-template", "user{000..199}", "--only-summary"],
+        capture_output=True, text=True, timeout=WAIT_LIMIT, cwd=tmp_path)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-2000:]
+    assert "SSO login" in output and "IdP login POST" in output
