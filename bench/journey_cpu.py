@@ -12,6 +12,9 @@ many users as greenlets in the one process, as a Locust worker does.
 - requests: the requests-based `Browser` + the same `sso_login`
 - reference: written the obvious way — Locust's `HttpSession` (HttpUser's client, requests following
   the redirects) and BeautifulSoup reading each page's form
+- floor: no journey, only as many bare keep-alive round trips through fast's transport (a GET of the
+  protected page answered by a redirect) — what the network, TLS and gevent cost before any HTTP or
+  HTML work
 
     .venv/bin/python bench/journey_cpu.py [--run-dir .authbench/lab] [--backend stateless] [--concurrency 1,16]
 """
@@ -24,6 +27,7 @@ import locust  # noqa: F401  (first: gevent patches the standard library, as in 
 
 import argparse
 import platform
+import re
 import resource
 import statistics
 import time
@@ -37,6 +41,7 @@ from locust.clients import HttpSession
 from locust.event import Events
 
 from authbench.journeys.browser import Browser
+from authbench.journeys.connection import Connection
 from authbench.journeys.fastbrowser import FastBrowser
 from authbench.journeys.saml import sso_login
 from authbench_lab import lab
@@ -49,6 +54,7 @@ DEFAULT_JOURNEYS = 100  # per client and round
 DEFAULT_ROUNDS = 5
 DEFAULT_CONCURRENCY = "1,16"
 WARMUP_JOURNEYS = 10
+JOURNEY_REQUESTS = 10  # HTTPS requests in one journey through the lab's SP, client storage on
 USERS = 200
 MAX_PAGES = 12
 LOGGED_IN_MARKER = 'id="remote-user"'
@@ -108,7 +114,20 @@ def reference_client(url: str, ca_cert: str) -> Callable[[str, str], bool]:
     return journey
 
 
-CLIENTS = {"fast": fast_client, "requests": requests_client, "reference": reference_client}
+def floor_client(url: str, ca_cert: str) -> Callable[[str, str], bool]:
+    match = re.match(r"https://([^/:]+):(\d+)(/.*)", url)
+    assert match is not None, url
+    host, port, path = match.group(1), int(match.group(2)), match.group(3)
+    connection = Connection("https", host, port, ca_cert, 10.0)
+    request = f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode()
+
+    def journey(_user: str, _password: str) -> bool:
+        return all(connection.exchange(request).status == 302 for _ in range(JOURNEY_REQUESTS))
+
+    return journey
+
+
+CLIENTS = {"fast": fast_client, "requests": requests_client, "reference": reference_client, "floor": floor_client}
 
 
 def run_round(journeys: list[Callable[[str, str], bool]], count: int, offset: int) -> tuple[float, float, int]:

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import psutil
 
-from authbench.journeys.browser import Browser
+from authbench.journeys.fastbrowser import FastBrowser
 from authbench.journeys.saml import sso_login
 from authbench_lab import lab
 from authbench_lab.config import BACKENDS, LabConfig, password_for, username
@@ -84,14 +84,14 @@ def _generate(job: tuple[str, str, int, float, int, int, int]) -> tuple[list[flo
     cpu_before = _generator_cpu()
 
     def client() -> None:
-        browser = Browser(verify=ca_cert)
+        browser = FastBrowser(verify=ca_cert)
         while time.time() < deadline:
             with lock:
                 index = next(counter, None)
             if index is None:
                 return
             user = username(index % users, users)
-            browser.session.cookies.clear()
+            browser.clear_cookies()
             start = time.perf_counter()
             outcome = sso_login(browser, url, user, password_for(user))
             elapsed = time.perf_counter() - start

@@ -142,3 +142,27 @@ def test_plain_locust_runs_the_same_locustfile(lab, tmp_path):
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-2000:]
     assert "SSO login" in output and "IdP login POST" in output
+
+
+def _sp_sessions(lab) -> int:
+    """Connections HAProxy has accepted on the local cluster's SP frontend so far (its `stot`)."""
+    import urllib.request
+
+    url = f"http://127.0.0.1:{lab.shared_port('lb-stats')}/stats;csv"
+    with urllib.request.urlopen(url, timeout=5) as response:
+        rows = [line.split(",") for line in response.read().decode().splitlines()]
+    header = rows[0]
+    return next(int(row[header.index("stot")]) for row in rows[1:] if row[:2] == ["local-sp", "FRONTEND"])
+
+
+@pytest.mark.parametrize(("churn", "at_least", "at_most"), [(True, 6, 100), (False, 1, 3)])
+def test_new_connection_opens_a_connection_per_journey(lab_env, tmp_path, capsys, churn, at_least, at_most):
+    before = _sp_sessions(lab_env)
+    args = ["--target", "lab:local", "--pattern", "1x6", "--results", str(tmp_path), "--run-id", "n"]
+    code, out, _ = run(args + (["--new-connection"] if churn else []), capsys)
+    assert code == 0
+    opened = _sp_sessions(lab_env) - before - 1  # the preflight journey's connection
+    assert at_least <= opened <= at_most
+    if churn:  # counted, though HAProxy resets idle closed connections so few or none linger here
+        cell = json.loads((tmp_path / "n" / "summary.json").read_text())["cells"][0]
+        assert cell["time_wait_after"] >= 0 and "TIME_WAIT towards port" in out

@@ -172,6 +172,12 @@ def test_redirect_loop_is_an_http_status_failure(serve):
     assert outcome.reason == HTTP_STATUS and "redirects" in outcome.detail
 
 
+def test_redirect_a_browser_cannot_follow_is_an_http_status_failure(serve):
+    elsewhere = b"HTTP/1.1 302 Found\r\nLocation: ftp://files.example.org/x\r\nContent-Length: 0\r\n\r\n"
+    outcome = sso_login(FastBrowser(), serve((elsewhere, "keep")).url, "u", "p")
+    assert outcome.reason == HTTP_STATUS and "ftp://" in outcome.detail
+
+
 def test_close_connections_opens_new_ones(serve):
     server = serve((ok(b"a"), "keep"), (ok(b"b"), "keep"))
     browser = FastBrowser()

@@ -122,7 +122,7 @@ def _lab_start(args: argparse.Namespace) -> int:
 def _lab_check(args: argparse.Namespace) -> int:
     """One SSO per cluster through its balancer, then Tests 1–3, against the lab's expected table."""
     from authbench.cluster_checks import Account, Cluster, format_table, run_checks
-    from authbench.journeys.browser import Browser
+    from authbench.journeys.fastbrowser import FastBrowser
     from authbench.journeys.saml import sso_login
     from authbench_lab import lab
     from authbench_lab.config import EXPECTED_CLUSTER_CHECKS, LabConfig, password_for, username
@@ -138,7 +138,8 @@ def _lab_check(args: argparse.Namespace) -> int:
         cluster = Cluster(sp_url=config.sp_url(backend) + "/secure/", lb_url=config.lb_url(backend),
                           nodes={"A": config.node_url(backend, "a"), "B": config.node_url(backend, "b")},
                           verify=str(config.ca_cert))
-        outcome = sso_login(Browser(verify=cluster.verify), cluster.sp_url, account.username, account.password)
+        with FastBrowser(verify=cluster.verify) as browser:
+            outcome = sso_login(browser, cluster.sp_url, account.username, account.password)
         say(f"{backend:<11} SSO through the balancer: {outcome}")
         results[backend] = run_checks(cluster, account)
         expected = EXPECTED_CLUSTER_CHECKS[backend]

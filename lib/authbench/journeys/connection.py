@@ -128,12 +128,14 @@ class Connection:
                     raise ProtocolError("connection closed inside the response head")
                 buffer += more
                 end = buffer.find(CRLF2)
-            status, headers, set_cookies = _parse_head(buffer[:end])
+            head = buffer[:end]
+            status, headers, set_cookies = _parse_head(head)
             buffer = buffer[end + 4:]
             if 100 <= status < 200 and status != 101:
                 continue  # interim response: the real one follows
             break
-        keep_alive = headers.get("connection", "").lower() != "close"
+        connection = headers.get("connection", "").lower()
+        keep_alive = connection != "close" if head.startswith(b"HTTP/1.1") else connection == "keep-alive"
         if head_only or status in (204, 304):
             body = b""
         elif "chunked" in headers.get("transfer-encoding", "").lower():

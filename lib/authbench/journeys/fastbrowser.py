@@ -40,6 +40,10 @@ class TooManyRedirects(RuntimeError):
     pass
 
 
+class UnsupportedURL(ValueError):
+    """A link or redirect a browser without JavaScript cannot follow here (not http or https)."""
+
+
 class HTTPStatusError(Exception):
     """What a request reports to statistics when its answer is a 4xx or 5xx status."""
 
@@ -138,7 +142,7 @@ class FastBrowser:
              previous: str) -> tuple[Response, Page, str]:
         match = _URL.match(url)
         if match is None:
-            raise ValueError(f"not an http(s) URL: {url[:80]!r}")
+            raise UnsupportedURL(f"not an http(s) URL: {url[:80]!r}")
         scheme, authority, target = match.groups()
         if not target:
             target = "/"

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from .fastbrowser import TooManyRedirects
+from .fastbrowser import TooManyRedirects, UnsupportedURL
 from .forms import PRESETS, Form, LoginFields, Page, find_login_form
 
 MAX_PAGES = 12  # a full Shibboleth v5 login with consent is 6 pages; anything longer is a loop
@@ -237,7 +237,7 @@ def sso_login(client: SSOClient, protected_url: str, username: str, password: st
         return _fail(outcome, TIMEOUT, str(exc) or "timed out")
     except OSError as exc:
         return _fail(outcome, CONNECTION_ERROR, str(exc) or type(exc).__name__)
-    except TooManyRedirects as exc:
+    except (TooManyRedirects, UnsupportedURL) as exc:
         return _fail(outcome, HTTP_STATUS, str(exc))
 
 

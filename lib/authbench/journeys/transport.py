@@ -59,6 +59,7 @@ class _GeventSocket:
         # its remaining time, so it would fire once the waits of the connection's life add up.
         self._timer = self._hub.loop.timer(timeout, timeout)
         self._watchers: tuple = ()
+        self._just_sent = False
         original_socket = monkey.get_original("socket", "socket")
         error: OSError | None = None
         # socket.getaddrinfo is gevent's resolver here: cooperative, like everything else.
@@ -96,6 +97,11 @@ class _GeventSocket:
             raise OSError(code, os.strerror(code))  # the errno's subclass, e.g. ConnectionRefusedError
 
     def recv(self) -> bytes:
+        if self._just_sent:
+            # An answer cannot be here a few microseconds after the request left: wait for it
+            # rather than spend a system call and an exception on finding the socket empty.
+            self._just_sent = False
+            self._wait(self._reading)
         while True:
             try:
                 return self.sock.recv(RECV_SIZE)
@@ -109,6 +115,7 @@ class _GeventSocket:
                 view = view[self.sock.send(view):]
             except BlockingIOError:
                 self._wait(self._writing)
+        self._just_sent = True
 
     def _close_socket(self) -> None:
         for watcher in self._watchers:
