@@ -31,7 +31,6 @@ class RunReport:
     run_dir: Path
     cells: list[CellResult]
     summaries: list[tuple[str, Summary]]
-    averages: dict[str, Summary]
 
     @property
     def complete(self) -> bool:
@@ -92,7 +91,7 @@ def execute(
                  cell_time_limit=cell_time_limit)
         document["finished"] = time.time()
         recorder.write_summary(document)
-    return RunReport(run_dir, cells, summaries, _averages(cells, summaries))
+    return RunReport(run_dir, cells, summaries)
 
 
 def _averages(cells: list[CellResult], summaries: list[tuple[str, Summary]]) -> dict[str, Summary]:

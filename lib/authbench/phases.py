@@ -32,7 +32,6 @@ class PhaseController:
         self._clock = clock
         self._on_measured = on_measured
         self.warmup_end = clock() + warmup
-        self.measured_start: float | None = None
         self.phase = WARMUP if warmup > 0 else MEASURED
         if self.phase == MEASURED:
             self._begin_measured()
@@ -44,7 +43,6 @@ class PhaseController:
 
     def _begin_measured(self) -> None:
         self.phase = MEASURED
-        self.measured_start = self._clock()
         if self._on_measured:
             self._on_measured()
 

@@ -181,14 +181,6 @@ def _request_line(port: int, payload: bytes, timeout: float) -> str:
     return data.decode(errors="replace").strip()
 
 
-def tcp_probe(port: int, timeout: float = PROBE_TIMEOUT) -> Probe:
-    def probe() -> str:
-        with socket.create_connection((LOOPBACK, port), timeout=timeout):
-            return "accepting connections"
-
-    return probe
-
-
 def memcached_probe(port: int, timeout: float = PROBE_TIMEOUT) -> Probe:
     def probe() -> str:
         answer = _request_line(port, b"version\r\n", timeout)

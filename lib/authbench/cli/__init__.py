@@ -17,9 +17,6 @@ EXIT_FAILURE = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 
-Handler = Callable[[argparse.Namespace], int]
-
-
 class CliError(Exception):
     def __init__(self, message: str, exit_code: int = EXIT_USAGE, details: Sequence[str] = ()) -> None:
         super().__init__(message)

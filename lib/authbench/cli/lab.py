@@ -13,7 +13,7 @@ RUN_DIR_ENV = "AUTHBENCH_LAB_DIR"
 MB = 1024 * 1024
 
 
-def _default_run_dir() -> str:
+def default_run_dir() -> str:
     from authbench_lab import config
 
     return os.environ.get(RUN_DIR_ENV) or config.DEFAULT_RUN_DIR
@@ -161,7 +161,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     lab_parser = subparsers.add_parser("lab", help="the embedded IdP-cluster lab (system under test)")
     commands = lab_parser.add_subparsers(dest="lab_command", required=True, metavar="COMMAND")
     run_dir = argparse.ArgumentParser(add_help=False)
-    run_dir.add_argument("--run-dir", default=_default_run_dir(),
+    run_dir.add_argument("--run-dir", default=default_run_dir(),
                          help=f"lab files and state (default ${RUN_DIR_ENV} or {config.DEFAULT_RUN_DIR})")
 
     up = commands.add_parser("up", parents=[run_dir], help="start the lab (idempotent)")

@@ -93,9 +93,9 @@ def _lab_target(name: str, args: argparse.Namespace) -> tuple[str, str, dict]:
     from authbench_lab import lab
     from authbench_lab.config import PASSWORD_PREFIX, LabConfig, username
 
-    from .lab import RUN_DIR_ENV
+    from .lab import default_run_dir
 
-    run_dir = os.environ.get(RUN_DIR_ENV) or ".authbench/lab"
+    run_dir = default_run_dir()
     state = lab.read_state(run_dir)
     if not state:
         raise CliError(f"no lab in {os.path.abspath(run_dir)}; start it with 'authbench lab up'")

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from urllib.parse import quote
 
 from .connection import Connection, Response
-from .cookies import LOOPBACK_HOSTS, CookieJar
+from .cookies import CookieJar, is_secure_origin
 from .forms import Form, Page, encode_form, resolve_url
 
 MAX_REDIRECTS = 10
@@ -152,7 +152,7 @@ class FastBrowser:
         connection = self._connections.get(origin) or self._connect(origin, scheme, authority)
         host = connection.host
         path = _strip_query(target)
-        secure = scheme == "https" or host in LOOPBACK_HOSTS
+        secure = is_secure_origin(scheme, host)
         head = f"{method} {target} HTTP/1.1\r\nHost: {authority}\r\n{self._fixed_head}"
         cookie = self.cookies.header(host, path, secure)
         if cookie:
