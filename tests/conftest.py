@@ -10,7 +10,8 @@ import pytest
 from authbench_lab import lab as lab_api
 from authbench_lab.config import BACKENDS, LabConfig
 
-SESSION_BASE_PORT = 27000  # away from a developer's own lab on the default 17000
+from ports import SESSION as SESSION_BASE_PORT
+
 SESSION_USERS = 200
 
 

@@ -17,8 +17,9 @@ from authbench_lab import components, haproxy, pki, processes, slapd
 from authbench_lab import lab as lab_api
 from authbench_lab.config import LDAP_IDP_DN, LDAP_PEOPLE, SCOPE_DOMAIN, LabConfig, password_for, username
 
-SMALL_BASE_PORT = 28000
-IDLE_BASE_PORT = 29000  # for CLI runs that must fail before starting anything
+from ports import IDLE as IDLE_BASE_PORT
+from ports import SMALL as SMALL_BASE_PORT
+
 CLI_TIMEOUT = 60
 LB_TRIES = 6
 

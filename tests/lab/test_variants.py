@@ -13,7 +13,8 @@ from authbench.journeys.saml import STALE_REQUEST, sso_login
 from authbench_lab import lab as lab_api
 from authbench_lab.config import LabConfig, password_for
 
-VARIANT_BASE_PORT = 31000
+from ports import VARIANT as VARIANT_BASE_PORT
+
 LOGINS = 6
 
 

@@ -1,0 +1,16 @@
+"""Base ports of the labs the tests start, kept apart from a developer's own lab (default 17000).
+
+AUTHBENCH_TEST_PORT_SHIFT moves them all at once, so two checkouts can run their tests side by side
+(a lab spans base .. base+612; keep shifted ranges below the ephemeral ports, 32768).
+"""
+
+from __future__ import annotations
+
+import os
+
+SHIFT = int(os.environ.get("AUTHBENCH_TEST_PORT_SHIFT", "0"))
+
+SESSION = 27000 + SHIFT  # the one all-backends lab of the test session (conftest)
+SMALL = 28000 + SHIFT  # supervisor tests: a lab of their own
+IDLE = 29000 + SHIFT  # CLI runs that must fail before starting anything
+VARIANT = 31000 + SHIFT  # lab variants (stickiness, no client storage)
