@@ -35,7 +35,7 @@ def _child(kind: str, sp_url: str, ca: str, users: int, journeys: int) -> None:
 
     from authbench.accounts import AccountPicker, from_template
     from authbench.patterns import Pattern, Plan
-    from authbench.runner import run_plan
+    from authbench.runner import run_plan_locally
 
     accounts = AccountPicker(from_template("user{000..199}", "pw-{user}"))
     outcomes: list[bool] = []
@@ -53,8 +53,8 @@ def _child(kind: str, sp_url: str, ca: str, users: int, journeys: int) -> None:
 
     before = resource.getrusage(resource.RUSAGE_SELF)
     began = time.perf_counter()
-    run_plan(Plan((Pattern(users, journeys),)), user_class, plan_settings, on_sample=on_sample,
-             on_cell=lambda cell: None, cell_time_limit=CHILD_TIME_LIMIT)
+    run_plan_locally(Plan((Pattern(users, journeys),)), user_class, plan_settings, cell_time_limit=CHILD_TIME_LIMIT,
+                     listen=lambda context: context.events.sample.add_listener(on_sample))
     wall = time.perf_counter() - began
     after = resource.getrusage(resource.RUSAGE_SELF)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)

@@ -6,7 +6,7 @@ import gevent
 
 from authbench.patterns import parse_plan
 from authbench.results.sample import MEASURED, WARMUP
-from authbench.runner import run_plan
+from authbench.runner import run_plan_locally
 from authbench.users.journey import JourneyOutcome, JourneyUser
 
 FAIL_EVERY = 7
@@ -26,10 +26,15 @@ class CountingUser(JourneyUser):
         return JourneyOutcome(ok=True, account="x")
 
 
+def _collect(context, samples: list, cells: list) -> None:
+    context.events.sample.add_listener(lambda sample: samples.append(sample))
+    context.events.cell_stop.add_listener(lambda cell: cells.append(cell))
+
+
 def _run(patterns: str, warmup: str = "0", repeat: int = 1):
     samples, cells = [], []
-    results = run_plan(parse_plan(patterns, warmup, repeat), CountingUser, settings=None,
-                       on_sample=samples.append, on_cell=cells.append, cell_time_limit=60)
+    results = run_plan_locally(parse_plan(patterns, warmup, repeat), CountingUser, settings=None,
+                               cell_time_limit=60, listen=lambda c: _collect(c, samples, cells))
     return results, samples, cells
 
 
@@ -74,7 +79,7 @@ class CrashingUser(JourneyUser):
 
 def test_a_journey_that_raises_is_still_one_test():
     samples: list = []
-    (cell,) = run_plan(parse_plan("2x15"), CrashingUser, settings=None, on_sample=samples.append,
-                       on_cell=lambda cell: None, cell_time_limit=30)
+    (cell,) = run_plan_locally(parse_plan("2x15"), CrashingUser, settings=None, cell_time_limit=30,
+                               listen=lambda c: _collect(c, samples, []))
     assert len(cell.samples) == 30
     assert {s.reason for s in cell.samples if s.outcome == "error"} == {"unexpected error"}

@@ -20,8 +20,8 @@ from .patterns import Plan
 from .results.recorder import Recorder, results_dir
 from .results.summary import Summary, average, summarize
 from .results.table import format_runs, run_label
-from .runner import CellResult, run_plan
-from .users.journey import JourneyUser
+from .runner import CellResult, run_plan_locally
+from .users.journey import JourneyUser, RunContext
 
 DEFAULT_CELL_TIME_LIMIT = 3600.0  # seconds one pattern × repetition may take before it is cut short
 
@@ -87,8 +87,11 @@ def execute(
             say(f"{label}: {summary.tests} tests, {summary.errors} errors, {_tps(summary)} TPS, "
                 f"mean {_ms(summary.mean_ms)} ms{cut}")
 
-        run_plan(plan, user_class, settings, on_sample=recorder.record, on_cell=cell_done,
-                 cell_time_limit=cell_time_limit)
+        def listen(context: RunContext) -> None:
+            context.events.sample.add_listener(recorder.record)
+            context.events.cell_stop.add_listener(cell_done)
+
+        run_plan_locally(plan, user_class, settings, cell_time_limit=cell_time_limit, listen=listen)
         document["finished"] = time.time()
         recorder.write_summary(document)
     return RunReport(run_dir, cells, summaries)

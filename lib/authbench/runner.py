@@ -1,7 +1,7 @@
 """Turns a Plan into Locust runs: for each pattern × repetition, warm-up then the exact measured phase.
 
-Locust does the concurrency (users as greenlets, its statistics, its events); the phase controller
-decides what each journey counts as; samples go to the recorder as they finish.
+Locust does the concurrency (users as greenlets, its statistics); the phase controller
+decides what each journey counts as; progress goes out through authbench's events (events.py).
 """
 
 from __future__ import annotations
@@ -44,36 +44,53 @@ def _step_stats(environment: Environment) -> dict[str, dict[str, Any]]:
     return steps
 
 
-def run_plan(
-    plan: Plan,
-    user_class: type[JourneyUser],
-    settings: Any,
-    *,
-    on_sample: Callable[[Sample], None],
-    on_cell: Callable[[CellResult], None],
-    cell_time_limit: float,
-    host: str | None = None,
-) -> list[CellResult]:
-    """Run every cell of the plan in one Locust environment; each cell is bounded by `cell_time_limit`."""
+def create_environment(user_class: type[JourneyUser], settings: Any, host: str | None = None) -> Environment:
+    """A Locust environment for authbench's journeys, its RunContext attached; the caller adds the runner."""
     environment = Environment(user_classes=[user_class], host=host, stop_timeout=STOP_TIMEOUT)
-    runner = environment.create_local_runner()
+    environment.authbench = RunContext(settings=settings)
+    return environment
+
+
+def run_plan(environment: Environment, plan: Plan, *, cell_time_limit: float) -> list[CellResult]:
+    """Run every cell of the plan on the environment's runner; each cell is bounded by `cell_time_limit`.
+
+    Progress goes out through `environment.authbench.events` (samples, cell start/measuring/stop).
+    """
+    runner = environment.runner
+    context: RunContext = environment.authbench
+    events = context.events
     results = []
-    try:
-        for pattern, repetition in plan.cells():
-            controller = PhaseController(pattern, repetition, plan.warmup,
-                                         on_measured=environment.stats.reset_all)
-            environment.authbench = RunContext(settings=settings, controller=controller, on_sample=on_sample)
+    for pattern, repetition in plan.cells():
+
+        def measuring(pattern: Pattern = pattern, repetition: int = repetition) -> None:
             environment.stats.reset_all()
-            began = time.monotonic()
-            runner.start(pattern.users, spawn_rate=SPAWN_RATE)
-            complete = controller.done.wait(timeout=plan.warmup + cell_time_limit)
-            if not complete:
-                log.warning("%s #%d cut short after %.0f s", pattern.label, repetition, time.monotonic() - began)
-            runner.stop()
-            result = CellResult(pattern, repetition, controller.measured_samples(), bool(complete),
-                                _step_stats(environment))
-            results.append(result)
-            on_cell(result)
+            events.measuring.fire(pattern=pattern, repetition=repetition)
+
+        controller = PhaseController(pattern, repetition, plan.warmup, on_measured=measuring)
+        context.controller = controller
+        environment.stats.reset_all()
+        events.cell_start.fire(pattern=pattern, repetition=repetition, warmup_s=plan.warmup)
+        began = time.monotonic()
+        runner.start(pattern.users, spawn_rate=SPAWN_RATE)
+        complete = controller.done.wait(timeout=plan.warmup + cell_time_limit)
+        if not complete:
+            log.warning("%s #%d cut short after %.0f s", pattern.label, repetition, time.monotonic() - began)
+        runner.stop()
+        result = CellResult(pattern, repetition, controller.measured_samples(), bool(complete),
+                            _step_stats(environment))
+        results.append(result)
+        events.cell_stop.fire(cell=result)
+    return results
+
+
+def run_plan_locally(plan: Plan, user_class: type[JourneyUser], settings: Any, *, cell_time_limit: float,
+                     listen: Callable[[RunContext], None] | None = None) -> list[CellResult]:
+    """The whole plan in this process: a local runner, started and shut down here."""
+    environment = create_environment(user_class, settings)
+    if listen is not None:
+        listen(environment.authbench)
+    runner = environment.create_local_runner()
+    try:
+        return run_plan(environment, plan, cell_time_limit=cell_time_limit)
     finally:
         runner.quit()
-    return results

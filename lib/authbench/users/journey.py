@@ -9,13 +9,13 @@ iteration counts as measured and the user runs until Locust stops it.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from locust import User, constant, task
 from locust.exception import StopUser
 
+from ..events import RunEvents
 from ..phases import PhaseController
 from ..results.sample import ERROR, MEASURED, OK, Sample
 
@@ -40,8 +40,8 @@ class RunContext:
     """What the runner (or the locustfile's options) attaches to the Locust environment as `authbench`."""
 
     settings: Any  # journey-specific settings, read by the user class
-    controller: PhaseController | None = None
-    on_sample: Callable[[Sample], None] | None = None
+    controller: PhaseController | None = None  # the current pattern × repetition; None under plain Locust
+    events: RunEvents = field(default_factory=RunEvents)
 
 
 class JourneyUser(User):
@@ -89,5 +89,4 @@ class JourneyUser(User):
         )
         if controller is not None:
             controller.record(sample)
-        if self.run_context.on_sample is not None:
-            self.run_context.on_sample(sample)
+        self.run_context.events.sample.fire(sample=sample)
