@@ -40,10 +40,12 @@ class Plan:
     patterns: tuple[Pattern, ...]
     warmup: float = 0.0  # seconds of load before each measured pattern × repetition
     repeat: int = 1
+    skip: frozenset[tuple[str, int]] = frozenset()  # (pattern label, repetition) done before: a resumed run
 
     def cells(self) -> list[tuple[Pattern, int]]:
         """(pattern, repetition) in the order they run; repetitions are 1-based like 2012's T1-1…T1-3."""
-        return [(pattern, rep) for pattern in self.patterns for rep in range(1, self.repeat + 1)]
+        return [(pattern, rep) for pattern in self.patterns for rep in range(1, self.repeat + 1)
+                if (pattern.label, rep) not in self.skip]
 
 
 def parse_pattern(text: str) -> Pattern:

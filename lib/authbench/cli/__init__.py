@@ -30,9 +30,10 @@ def say(text: str = "") -> None:
 
 # Subcommand → function adding its parser; each parser sets `handler`.
 def _subcommands() -> dict[str, Callable[[argparse._SubParsersAction], None]]:
-    from . import lab, run
+    from . import check_cluster, compare, lab, run
 
-    return {"lab": lab.add_parser, "run": run.add_parser, "sp-metadata": run.add_sp_metadata_parser}
+    return {"lab": lab.add_parser, "run": run.add_parser, "sp-metadata": run.add_sp_metadata_parser,
+            "check-cluster": check_cluster.add_parser, "compare": compare.add_parser}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -46,7 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-LOAD_COMMANDS = ("run",)  # commands that run Locust: gevent must patch the standard library first
+# Commands that run Locust or the journeys: gevent must patch the standard library before ssl is imported.
+LOAD_COMMANDS = ("run", "compare", "check-cluster")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -121,23 +121,19 @@ def _lab_start(args: argparse.Namespace) -> int:
 
 def _lab_check(args: argparse.Namespace) -> int:
     """One SSO per cluster through its balancer, then Tests 1–3, against the lab's expected table."""
-    from authbench.cluster_checks import Account, Cluster, format_table, run_checks
+    from authbench.cluster_checks import Account, format_table, run_checks
     from authbench.journeys.fastbrowser import FastBrowser
     from authbench.journeys.saml import sso_login
-    from authbench_lab import lab
-    from authbench_lab.config import EXPECTED_CLUSTER_CHECKS, LabConfig, password_for, username
+    from authbench_lab.config import EXPECTED_CLUSTER_CHECKS, password_for, username
 
-    state = _lab_call(lab.read_state, args.run_dir)
-    if not state or not any(row["healthy"] for row in lab.status(args.run_dir)):
-        raise CliError(f"no lab running in {os.path.abspath(args.run_dir)}; start it with 'authbench lab up'")
-    config = LabConfig.from_dict(state["config"])
+    from .options import lab_cluster, running_lab
+
+    config = _lab_call(running_lab, args.run_dir)
     user = username(0, config.users)
     account = Account(user, password_for(user))
     results, failed = {}, False
     for backend in config.backends:
-        cluster = Cluster(sp_url=config.sp_url(backend) + "/secure/", lb_url=config.lb_url(backend),
-                          nodes={"A": config.node_url(backend, "a"), "B": config.node_url(backend, "b")},
-                          verify=str(config.ca_cert))
+        cluster = lab_cluster(config, backend)
         with FastBrowser(verify=cluster.verify) as browser:
             outcome = sso_login(browser, cluster.sp_url, account.username, account.password)
         say(f"{backend:<11} SSO through the balancer: {outcome}")

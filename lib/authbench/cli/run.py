@@ -3,21 +3,27 @@
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from . import EXIT_FAILURE, CliError, say
+from .options import (
+    LAB_PROTECTED_PATH,
+    accounts_from_args,
+    add_account_options,
+    add_tls_options,
+    lab_account_defaults,
+    lab_backend,
+    running_lab,
+    tls_verify,
+)
 
-PASSWORD_ENV = "AUTHBENCH_PASSWORD"  # where a single account's password comes from by default
 LAB_PREFIX = "lab:"
 LAB_SSO_PATH = "/idp/profile/SAML2/Redirect/SSO"
 LOGIN_FORMS = ("auto", "keycloak", "shibboleth", "simplesamlphp")  # users.saml.LOGIN_FORMS, without importing Locust
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    from ..accounts import ORDERS
-
     run = subparsers.add_parser("run", help="headless load: SAML SSO journeys in threads x runs patterns")
     target = run.add_argument_group("target")
     target.add_argument("--target", required=True,
@@ -28,9 +34,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     target.add_argument("--verify-signature", action="store_true",
                         help="virtual SP: check the Response's signature in-process")
     target.add_argument("--idp-cert", help="virtual SP: the IdP's signing certificate (PEM) or metadata (XML)")
-    tls = target.add_mutually_exclusive_group()
-    tls.add_argument("--ca-bundle", help="CA certificates to verify the targets' TLS with (default: system)")
-    tls.add_argument("--insecure", action="store_true", help="do not verify TLS certificates")
+    add_tls_options(target)
     target.add_argument("--timeout", default="10s", help="per request (default 10s)")
 
     plan = run.add_argument_group("pattern")
@@ -42,16 +46,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     plan.add_argument("--cell-time-limit", default="1h",
                       help="a pattern repetition taking longer is cut short and marked so (default 1h)")
 
-    accounts = run.add_argument_group("accounts")
-    source = accounts.add_mutually_exclusive_group()
-    source.add_argument("--account", help=f"one account for every journey; password from ${PASSWORD_ENV} "
-                        "or --password-file")
-    source.add_argument("--accounts-csv", help="CSV file of user,password")
-    source.add_argument("--accounts-template", help="e.g. user{000..999}, with --password-rule")
-    accounts.add_argument("--password-file", help="file holding the single account's password")
-    accounts.add_argument("--password-rule", default="pw-{user}", help="for templates (default pw-{user})")
-    accounts.add_argument("--order", choices=ORDERS, default="sequential")
-    accounts.add_argument("--seed", type=int, help="random order: repeatable with a seed")
+    add_account_options(run)
 
     journey = run.add_argument_group("journey")
     journey.add_argument("--login-form", choices=LOGIN_FORMS, default="auto",
@@ -90,54 +85,13 @@ def _sp_metadata(args: argparse.Namespace) -> int:
 
 def _lab_target(name: str, args: argparse.Namespace) -> tuple[str, str, dict]:
     """(URL, CA bundle, defaults) of a cluster of the running lab."""
-    from authbench_lab import lab
-    from authbench_lab.config import PASSWORD_PREFIX, LabConfig, username
-
     from .lab import default_run_dir
 
-    run_dir = default_run_dir()
-    state = lab.read_state(run_dir)
-    if not state:
-        raise CliError(f"no lab in {os.path.abspath(run_dir)}; start it with 'authbench lab up'")
-    config = LabConfig.from_dict(state["config"])
-    if name not in config.backends:
-        raise CliError(f"the lab has no {name!r} cluster; it has {', '.join(config.backends)}")
-    url = config.lb_url(name) + LAB_SSO_PATH if args.sp == "virtual" else config.sp_url(name) + "/secure/"
-    last = username(config.users - 1, config.users)
-    template = "user{" + "0" * (len(last) - 4) + ".." + last[4:] + "}"
-    return url, str(config.ca_cert), {"template": template, "password_rule": PASSWORD_PREFIX + "{user}",
-                                      "metadata_dir": config.metadata_dir, "idp_cert": config.cluster_dir(name)}
-
-
-def _accounts(args: argparse.Namespace, lab_defaults: dict | None):
-    from ..accounts import Account, AccountPicker, AccountsError, from_csv, from_template
-
-    try:
-        if args.account:
-            if args.password_file:
-                try:
-                    password = Path(args.password_file).read_text().rstrip("\n")
-                except OSError as exc:
-                    raise CliError(f"cannot read --password-file {args.password_file!r}: {exc.strerror}") from None
-            elif os.environ.get(PASSWORD_ENV) is not None:
-                password = os.environ[PASSWORD_ENV]
-            else:
-                raise CliError(f"--account needs a password: set ${PASSWORD_ENV} or give --password-file")
-            accounts, source = [Account(args.account, password)], {"type": "one account", "user": args.account}
-        elif args.accounts_csv:
-            accounts = from_csv(args.accounts_csv)
-            source = {"type": "csv", "file": args.accounts_csv, "accounts": len(accounts)}
-        else:
-            template = args.accounts_template or (lab_defaults or {}).get("template")
-            if not template:
-                raise CliError("no accounts: give --account, --accounts-csv or --accounts-template")
-            rule = args.password_rule if args.accounts_template or not lab_defaults else lab_defaults["password_rule"]
-            accounts = from_template(template, rule)
-            source = {"type": "template", "template": template, "accounts": len(accounts)}
-        picker = AccountPicker(accounts, args.order, args.seed)
-    except AccountsError as exc:
-        raise CliError(str(exc)) from None
-    return picker, {**source, "order": args.order}
+    config = running_lab(default_run_dir())
+    lab_backend(config, name)
+    url = config.lb_url(name) + LAB_SSO_PATH if args.sp == "virtual" else config.sp_url(name) + LAB_PROTECTED_PATH
+    return url, str(config.ca_cert), {**lab_account_defaults(config), "metadata_dir": config.metadata_dir,
+                                      "idp_cert": config.cluster_dir(name)}
 
 
 def _check_url(url: str, what: str) -> None:
@@ -161,14 +115,12 @@ def _run(args: argparse.Namespace) -> int:
     if timeout <= 0:
         raise CliError("--timeout must be more than 0")
     lab_defaults = None
-    target, verify = args.target, (False if args.insecure else (args.ca_bundle or True))
+    target, lab_ca = args.target, None
     if target.startswith(LAB_PREFIX):
-        target, ca_bundle, lab_defaults = _lab_target(target[len(LAB_PREFIX):], args)
-        verify = False if args.insecure else (args.ca_bundle or ca_bundle)
+        target, lab_ca, lab_defaults = _lab_target(target[len(LAB_PREFIX):], args)
     _check_url(target, "--target")
-    if isinstance(verify, str) and not Path(verify).is_file():
-        raise CliError(f"--ca-bundle {verify!r} is not a readable file")
-    picker, account_source = _accounts(args, lab_defaults)
+    verify = tls_verify(args, lab_ca)
+    picker, account_source = accounts_from_args(args, lab_defaults)
     try:
         settings = SAMLSettings.build(
             target=target, accounts=picker, verify=verify, timeout=timeout, login_form=args.login_form,

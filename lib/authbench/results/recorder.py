@@ -133,6 +133,33 @@ def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
         raise
 
 
+def keep_cells(path: Path, cells: set[tuple[str, int]]) -> int:
+    """Drop the rows of every cell not in `cells` (pattern label, repetition); returns the rows dropped.
+
+    Before a resumed run measures an interrupted cell again, its first attempt's rows must go, so
+    that every row belongs to exactly one finished cell.
+    """
+    path = Path(path)
+    if not path.exists():
+        return 0
+    _drop_partial_last_line(path)
+    with path.open(newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    if not rows:
+        return 0
+    index = _column_index(rows[0], path)
+    kept = [rows[0], *(row for row in rows[1:]
+                       if (row[index["pattern"]], int(row[index["repetition"]])) in cells)]
+    if len(kept) == len(rows):
+        return 0
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    with os.fdopen(fd, "w", newline="", encoding="utf-8") as tmp:
+        csv.writer(tmp, lineterminator="\n").writerows(kept)
+    os.chmod(tmp_name, SUMMARY_MODE)
+    os.replace(tmp_name, path)
+    return len(rows) - len(kept)
+
+
 def read_samples(path: Path) -> Iterator[Sample]:
     """Yield the samples of a `samples.csv`, skipping a last row cut short by a killed writer.
 

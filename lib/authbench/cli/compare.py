@@ -1,0 +1,297 @@
+"""`authbench compare`: the cluster checks and the backend × pattern × repetition matrix, in one folder.
+
+Against the lab (`--backends`, the default: it brings the clusters up and down again) or against
+clusters of the user's (`--target NAME=URL`, with `--lb NAME=URL` and `--node NAME=URL` for the
+checks). Everything is saved as it goes; `--resume FOLDER` continues an interrupted campaign with the
+options stored in it, and `--dry-run` prints the plan and its estimated duration without any load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from ..results.recorder import SUMMARY_FILE
+from . import EXIT_FAILURE, CliError, say
+from .options import (
+    LAB_PROTECTED_PATH,
+    accounts_from_args,
+    add_account_options,
+    add_tls_options,
+    lab_account_defaults,
+    tls_verify,
+)
+
+# The options that define a campaign: stored in campaign.json, taken from there by --resume.
+STORED_OPTIONS = ("backends", "target", "lb", "node", "pattern", "warmup", "repeat", "cell_time_limit",
+                  "account", "accounts_csv", "accounts_template", "password_rule", "order", "seed",
+                  "ca_bundle", "insecure", "lab_dir", "base_port", "users", "timeout")
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    from authbench_lab import config as lab_config
+
+    from .lab import default_run_dir
+
+    parser = subparsers.add_parser("compare", help="compare clustering backends: cluster checks, then the matrix")
+    where = parser.add_argument_group("what to compare")
+    which = where.add_mutually_exclusive_group()
+    which.add_argument("--backends",
+                       help=f"lab backends, comma-separated (default all: {','.join(lab_config.BACKENDS)})")
+    which.add_argument("--target", action="append", metavar="NAME=URL",
+                       help="a cluster of yours: its SP's protected URL (repeat for each)")
+    where.add_argument("--lb", action="append", metavar="NAME=URL", help="balancer base URL of a --target")
+    where.add_argument("--node", action="append", metavar="NAME=URL",
+                       help="a node of a --target bypassing the balancer (repeat; two for Tests 2 and 3)")
+    add_tls_options(where)
+    where.add_argument("--timeout", default="10s", help="per request (default 10s)")
+
+    plan = parser.add_argument_group("the matrix")
+    plan.add_argument("--pattern", default="2x1000,10x200,20x200", help="USERSxRUNS[,…] (default: 2012's)")
+    plan.add_argument("--warmup", default="60s", help="load before every cell, excluded (default 60s)")
+    plan.add_argument("--repeat", type=int, default=3, help="repetitions of each pattern (default 3)")
+    plan.add_argument("--cell-time-limit", default="1h", help="a cell taking longer is cut short (default 1h)")
+    add_account_options(parser)
+
+    lab = parser.add_argument_group("the lab (with --backends)")
+    lab.add_argument("--lab-dir", default=default_run_dir(), help="its run directory (a running lab there is used)")
+    lab.add_argument("--base-port", type=int, default=lab_config.DEFAULT_BASE_PORT)
+    lab.add_argument("--users", type=int, default=lab_config.DEFAULT_USERS, help="LDAP accounts to seed")
+    lab.add_argument("--keep-lab", action="store_true", help="leave a lab this command started running")
+
+    output = parser.add_argument_group("campaign")
+    output.add_argument("--results", default="results", help="results folder (default ./results)")
+    output.add_argument("--campaign-id", help="name of the campaign's folder (default: date, time, suffix)")
+    output.add_argument("--resume", metavar="FOLDER", help="continue this campaign; its stored options apply")
+    output.add_argument("--dry-run", action="store_true", help="print the plan and its estimated duration")
+    parser.set_defaults(handler=_compare)
+
+
+def _pairs(items: list[str] | None, option: str) -> dict[str, str] | dict[str, list[str]]:
+    pairs: dict[str, Any] = {}
+    for item in items or []:
+        name, sep, url = item.partition("=")
+        if not sep or not name or not url:
+            raise CliError(f"{option} {item!r} is not NAME=URL")
+        pairs.setdefault(name, []).append(url)
+    return pairs
+
+
+def _user_targets(args: argparse.Namespace, verify: bool | str) -> list:
+    from ..campaign import Target
+    from ..journeys.fastbrowser import FastBrowser  # noqa: F401  (fails early if the client cannot load)
+    from .run import _check_url
+
+    urls, lbs, nodes = _pairs(args.target, "--target"), _pairs(args.lb, "--lb"), _pairs(args.node, "--node")
+    for option, named in (("--lb", lbs), ("--node", nodes)):
+        unknown = set(named) - set(urls)
+        if unknown:
+            raise CliError(f"{option} names {', '.join(sorted(unknown))}, which no --target has")
+    targets = []
+    for name, (url, *more) in urls.items():
+        if more:
+            raise CliError(f"--target {name} is given twice")
+        _check_url(url, f"--target {name}")
+        node_urls = nodes.get(name, [])
+        for node_url in [*lbs.get(name, []), *node_urls]:
+            _check_url(node_url, f"--lb/--node of {name}")
+        letters = [chr(ord("A") + i) for i in range(len(node_urls))]
+        targets.append(Target(name, url, "url", (lbs.get(name) or [None])[0], dict(zip(letters, node_urls,
+                                                                                        strict=True))))
+    return targets
+
+
+def _lab_targets(args: argparse.Namespace) -> tuple[list, Any, bool]:
+    """The lab's clusters as targets, its config, and whether this command must start it."""
+    from authbench_lab import lab
+    from authbench_lab.config import LabConfig
+
+    from ..campaign import Target
+
+    backends = _parse_backends(args.backends)
+    state = lab.read_state(args.lab_dir)
+    running = bool(state) and any(row["healthy"] for row in lab.status(args.lab_dir))
+    if running:
+        config = LabConfig.from_dict(state["config"])
+        missing = [b for b in backends if b not in config.backends]
+        if missing:
+            raise CliError(f"the lab running in {os.path.abspath(args.lab_dir)} has no {', '.join(missing)} "
+                           f"cluster; stop it ('authbench lab down') or give --backends from {config.backends}")
+    else:
+        config = LabConfig(run_dir=args.lab_dir, base_port=args.base_port, backends=backends, users=args.users)
+    targets = [Target(b, config.sp_url(b) + LAB_PROTECTED_PATH, "lab", config.lb_url(b),
+                      {"A": config.node_url(b, "a"), "B": config.node_url(b, "b")}) for b in backends]
+    return targets, config, not running
+
+
+def _parse_backends(text: str | None) -> list[str]:
+    from authbench_lab.config import BACKENDS
+
+    names = [name.strip() for name in (text or ",".join(BACKENDS)).split(",") if name.strip()]
+    unknown = [name for name in names if name not in BACKENDS]
+    if unknown:
+        raise CliError(f"unknown backend {', '.join(map(repr, unknown))}; choose from {', '.join(BACKENDS)}")
+    if not names:
+        raise CliError(f"--backends is empty; choose from {', '.join(BACKENDS)}")
+    if len(set(names)) != len(names):
+        raise CliError("--backends names a backend twice")
+    return names
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from ..campaign import Campaign, plan_lines
+    from ..patterns import PlanError, parse_duration, parse_plan
+
+    campaign = None
+    if args.resume:
+        try:
+            campaign = Campaign.load(Path(args.resume))
+        except (OSError, ValueError) as exc:
+            raise CliError(f"--resume: {exc}") from None
+        for name, value in campaign.document["config"]["options"].items():
+            setattr(args, name, value)
+    try:
+        plan = parse_plan(args.pattern, args.warmup, args.repeat)
+        cell_limit, timeout = parse_duration(args.cell_time_limit), parse_duration(args.timeout)
+    except PlanError as exc:
+        raise CliError(str(exc)) from None
+    lab_config, start_lab = None, False
+    if args.target:
+        targets = _user_targets(args, verify := tls_verify(args))
+    else:
+        targets, lab_config, start_lab = _lab_targets(args)
+        verify = tls_verify(args, str(lab_config.ca_cert))
+    if args.dry_run:
+        done = {t.name: campaign.done_cells(t.name) for t in targets} if campaign else {}
+        checks = set(campaign.document["checks"]) if campaign else set()
+        lines, _ = plan_lines(targets, plan, done, lab_up=start_lab, checks_done=checks)
+        for line in lines:
+            say(line)
+        return 0
+    return _execute(args, campaign, targets, plan, lab_config, start_lab, verify, timeout, cell_limit)
+
+
+def _create(args: argparse.Namespace, targets: list, plan: Any, lab_config: Any):
+    from ..campaign import Campaign
+    from ..headless import machine, versions
+
+    config = {
+        "backends": [t.name for t in targets], "patterns": [p.label for p in plan.patterns],
+        "warmup_s": plan.warmup, "repeat": plan.repeat, "cell_time_limit": args.cell_time_limit,
+        "targets": {t.name: t.describe() for t in targets},
+        "lab": None if lab_config is None else {"run_dir": str(lab_config.run_dir), "base_port": lab_config.base_port,
+                                                "stickiness": lab_config.stickiness, "users": lab_config.users},
+        "options": {name: getattr(args, name) for name in STORED_OPTIONS},
+    }
+    try:
+        return Campaign.create(Path(args.results), args.campaign_id, config, versions(), machine())
+    except (OSError, ValueError) as exc:
+        raise CliError(f"cannot write the campaign under {args.results!r}: {exc}") from None
+
+
+def _execute(args, campaign, targets, plan, lab_config, start_lab, verify, timeout, cell_limit) -> int:
+    from authbench_lab import lab
+
+    from .lab import _lab_call
+
+    if start_lab:
+        result = _lab_call(lab.up, lab_config)
+        say(f"lab up with {', '.join(lab_config.backends)} in {result['seconds']:.1f} s")
+    try:
+        items = [_target_run(args, target, plan, lab_config, verify, timeout, cell_limit) for target in targets]
+        campaign = campaign or _create(args, targets, plan, lab_config)  # only once every target answered
+        say(f"campaign {campaign.folder}")
+        ok = _run_all(campaign, items, plan, targets)
+    finally:
+        if start_lab and not args.keep_lab:
+            lab.down(lab_config.run_dir)
+            say("lab down")
+    campaign.finish()
+    _print_comparison(campaign, [t.name for t in targets])
+    return 0 if ok else EXIT_FAILURE
+
+
+def _run_all(campaign, items: list, plan, targets: list) -> bool:
+    from ..campaign import execute_target
+
+    names = [t.name for t in targets]
+    ok = True
+    for item in items:
+        try:
+            ok &= execute_target(campaign, item, plan, names, say)
+        except CliError as exc:  # the target broke down before its cells: the others still run
+            campaign.record_error(item.target.name, str(exc))
+            say(f"{item.target.name}: skipped: {exc}")
+            ok = False
+    return ok
+
+
+def _target_run(args, target, plan, lab_config, verify, timeout, cell_limit):
+    """Settings and the run function of one target, after a preflight login (CliError when it fails)."""
+    from .. import headless
+    from ..campaign import TargetRun
+    from ..cluster_checks import Account
+    from ..resources import GENERATOR, RESOURCES_FILE, ResourceSampler, lab_components
+    from ..users.saml import SAMLSettings, SAMLUser, preflight
+
+    lab_defaults = lab_account_defaults(lab_config) if lab_config is not None else None
+    picker, account_source = accounts_from_args(args, lab_defaults)
+    settings = SAMLSettings.build(
+        target=target.url, accounts=picker, verify=verify, timeout=timeout, login_form="auto", username_field=None,
+        password_field=None, reuse_session=False, new_connection=False, virtual_sp=False, verify_signature=False,
+        idp_cert=None)
+    problem = preflight(settings)  # before any load: unreachable target, no login form, refused account
+    if problem:
+        raise CliError(f"{target.name}: {problem}")
+    first = picker.pick()
+    config = {"target": target.url, "sp": "target", "timeout_s": timeout, "accounts": account_source,
+              "tls_verify": verify if isinstance(verify, bool) else f"CA bundle {verify}",
+              "login_form": settings.describe_fields()}
+
+    def run(runs_dir: Path, listen) -> bool:
+        components = {GENERATOR: os.getpid()}
+        if lab_config is not None:
+            from authbench_lab import lab
+
+            components = lab_components(lab.read_state(lab_config.run_dir) or {}, target.name)
+        (runs_dir / target.name).mkdir(parents=True, exist_ok=True)
+        sampler = ResourceSampler(components, runs_dir / target.name / RESOURCES_FILE).start()
+
+        def subscribe(context) -> None:
+            sampler.listen(context)
+            listen(context)
+
+        try:
+            report = headless.execute(plan, SAMLUser, settings, config=config, results_base=runs_dir,
+                                      run_id=target.name, cell_time_limit=cell_limit, say=say, listen=subscribe,
+                                      cell_extras=lambda: {"resources": sampler.cell_summary()}, resume=True)
+        finally:
+            sampler.stop()
+        return report.complete
+
+    return TargetRun(target, Account(first.username, first.password), verify, run)
+
+
+def _print_comparison(campaign, names: list[str]) -> None:
+    from ..cluster_checks import CheckResult, format_table
+    from ..results.summary import Summary
+    from ..results.table import format_comparison, run_label
+
+    by_target = {}
+    for name in names:
+        try:
+            document = json.loads((campaign.runs / name / SUMMARY_FILE).read_text())
+        except (FileNotFoundError, ValueError):
+            continue
+        by_target[name] = [(run_label(c["pattern"], c["repetition"]), Summary.from_dict(c["summary"]))
+                           for c in document["cells"]]
+    checks = {name: [CheckResult(r["test"], r["passed"], r["evidence"]) for r in rows]
+              for name, rows in campaign.document["checks"].items()}
+    if checks:
+        say("\n" + format_table(checks))
+    if by_target:
+        say("\n" + format_comparison(by_target))
+    say(f"\ncampaign: {campaign.folder}")

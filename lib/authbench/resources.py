@@ -1,0 +1,239 @@
+"""CPU and memory of the servers under test and of the generator, sampled every second while cells run.
+
+The OneSpan baseline reports server and database CPU beside throughput; the 2012 report could only
+guess why Terracotta saturated. A component is a process and all its descendants (a gunicorn node is
+an arbiter and its workers). CPU is user + system time between two samples, as percent of one core;
+memory is the resident set (shared pages count in every process that maps them).
+
+Rows go to `resources.csv` as they are taken; each cell gets a summary of its measured phase. A cell
+whose generator process was busy most of the time is flagged: the generator, not the system under
+test, may have set the pace, so its figures are not to be trusted. Busy means running or ready to run
+but waiting for a core (the kernel's schedstat): on a shared machine a generator starved of CPU limits
+the load as surely as one that uses a whole core.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from .results.sample import MEASURED, WARMUP
+
+SAMPLE_INTERVAL_S = 1.0
+GENERATOR = "generator"
+GENERATOR_SATURATED_PCT = 90.0  # one generator process (gevent: one core at most) busy more than this
+RESOURCES_FILE = "resources.csv"
+COLUMNS = ("time", "pattern", "repetition", "phase", "component", "pid", "cpu_pct", "rss_bytes")
+MIB = 1024 * 1024
+
+
+@dataclass
+class _Reading:
+    time: float
+    phase: str
+    component: str
+    cpu_pct: float
+    cpu_s: float
+    rss_bytes: int
+    per_process_pct: dict[int, float]
+    per_process_busy_pct: dict[int, float] = field(default_factory=dict)  # generator only: running or runnable
+
+
+def _process_tree(pid: int) -> list[psutil.Process]:
+    try:
+        root = psutil.Process(pid)
+        return [root, *root.children(recursive=True)]
+    except psutil.Error:
+        return []
+
+
+def _busy_ns(pid: int) -> int | None:
+    """Nanoseconds the process's threads ran or waited for a core (/proc/<pid>/task/*/schedstat)."""
+    total = 0
+    try:
+        for task in os.scandir(f"/proc/{pid}/task"):
+            with open(f"{task.path}/schedstat") as handle:
+                running, waiting, _slices = handle.read().split()
+            total += int(running) + int(waiting)
+    except (OSError, ValueError):
+        return None
+    return total
+
+
+def _cpu_and_rss(process: psutil.Process) -> tuple[float, int] | None:
+    try:
+        with process.oneshot():
+            times = process.cpu_times()
+            return times.user + times.system, process.memory_info().rss
+    except psutil.Error:  # ended between listing and reading
+        return None
+
+
+@dataclass
+class ResourceSampler:
+    """Samples named process trees in a background thread (a greenlet under gevent) until stopped."""
+
+    components: dict[str, int]  # name → pid of the component's root process
+    csv_path: Path
+    interval: float = SAMPLE_INTERVAL_S
+    pattern: str = ""
+    repetition: int = 0
+    phase: str = WARMUP
+    journeys: int = 0  # measured journeys of the current cell
+    _readings: list[_Reading] = field(default_factory=list)
+    _last: dict[tuple[str, int], tuple[float, float]] = field(default_factory=dict)  # (name, pid) → (t, cpu_s)
+    _last_busy: dict[int, tuple[float, int]] = field(default_factory=dict)  # generator pid → (t, busy ns)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    def __post_init__(self) -> None:
+        new = not self.csv_path.exists() or self.csv_path.stat().st_size == 0
+        self._file = self.csv_path.open("a", newline="", encoding="utf-8")
+        self._writer = csv.writer(self._file, lineterminator="\n")
+        if new:
+            self._writer.writerow(COLUMNS)
+            self._file.flush()
+
+    # -- the run's events (authbench.events) --------------------------------------------------------
+
+    def listen(self, context: Any) -> None:
+        """Follow a run: `context` is its RunContext (`environment.authbench`)."""
+        context.events.cell_start.add_listener(self.cell_start)
+        context.events.measuring.add_listener(self.measuring)
+        context.events.sample.add_listener(self.sample)
+
+    def cell_start(self, pattern: Any, repetition: int, warmup_s: float) -> None:
+        with self._lock:
+            self.pattern, self.repetition, self.journeys = pattern.label, repetition, 0
+            self.phase = WARMUP if warmup_s > 0 else MEASURED
+            self._readings.clear()
+        self.take()  # a baseline, so even a short cell has one interval to measure
+
+    def measuring(self, pattern: Any, repetition: int) -> None:
+        self.take()  # closes the warm-up's last interval
+        with self._lock:
+            self.phase = MEASURED
+
+    def sample(self, sample: Any) -> None:
+        if sample.phase == MEASURED:
+            self.journeys += 1
+
+    # -- sampling ----------------------------------------------------------------------------------
+
+    def start(self) -> ResourceSampler:
+        self._thread = threading.Thread(target=self._loop, name="resource-sampler", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=self.interval * 5)
+        with self._lock:
+            self._file.close()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval):
+            self.take()
+
+    def take(self) -> None:
+        """One reading of every component; the first sight of a process only sets its baseline."""
+        now = time.time()
+        with self._lock:
+            if self._file.closed:
+                return
+            for name, root in self.components.items():
+                cpu_pct = cpu_s = 0.0
+                rss = 0
+                per_process: dict[int, float] = {}
+                for process in _process_tree(root):
+                    reading = _cpu_and_rss(process)
+                    if reading is None:
+                        continue
+                    total, process_rss = reading
+                    rss += process_rss
+                    previous = self._last.get((name, process.pid))
+                    self._last[(name, process.pid)] = (now, total)
+                    if previous is None or now <= previous[0]:
+                        continue
+                    used = max(0.0, total - previous[1])
+                    cpu_s += used
+                    per_process[process.pid] = 100.0 * used / (now - previous[0])
+                cpu_pct = sum(per_process.values())
+                busy = self._busy(per_process) if name == GENERATOR else {}
+                self._readings.append(_Reading(now, self.phase, name, cpu_pct, cpu_s, rss, per_process, busy))
+                self._writer.writerow((f"{now:.3f}", self.pattern, self.repetition, self.phase, name, root,
+                                       f"{cpu_pct:.1f}", rss))
+            self._file.flush()
+
+    def _busy(self, pids: dict[int, float]) -> dict[int, float]:
+        now, busy = time.time(), {}
+        for pid in pids:
+            ns = _busy_ns(pid)
+            previous = self._last_busy.get(pid)
+            if ns is None:
+                continue
+            self._last_busy[pid] = (now, ns)
+            if previous is not None and now > previous[0]:
+                busy[pid] = 100.0 * (ns - previous[1]) / 1e9 / (now - previous[0])
+        return busy
+
+    # -- per cell ------------------------------------------------------------------------------------
+
+    def cell_summary(self) -> dict[str, Any]:
+        """The measured phase of the current cell, per component (the `resources` of docs/results-layout.md)."""
+        self.take()  # closes the last interval
+        with self._lock:
+            measured = [r for r in self._readings if r.phase == MEASURED and r.per_process_pct]
+            journeys = self.journeys
+        return summarize_readings(measured, self.components, journeys, self.interval)
+
+
+def summarize_readings(readings: list[_Reading], components: dict[str, int], journeys: int,
+                       interval: float) -> dict[str, Any]:
+    summary: dict[str, dict[str, Any]] = {}
+    for name, pid in components.items():
+        rows = [r for r in readings if r.component == name]
+        if not rows:
+            continue
+        cpu_s = sum(r.cpu_s for r in rows)
+        summary[name] = {
+            "pid": pid,
+            "cpu_pct_mean": round(sum(r.cpu_pct for r in rows) / len(rows), 1),
+            "cpu_pct_max": round(max(r.cpu_pct for r in rows), 1),
+            "cpu_s": round(cpu_s, 3),
+            "rss_mib_mean": round(sum(r.rss_bytes for r in rows) / len(rows) / MIB, 1),
+            "rss_mib_max": round(max(r.rss_bytes for r in rows) / MIB, 1),
+            "cpu_ms_per_journey": round(cpu_s * 1000 / journeys, 3) if journeys else None,
+        }
+    return {"interval_s": interval, "samples": len({r.time for r in readings}), "components": summary,
+            "generator_saturated": generator_saturated(readings)}
+
+
+def generator_saturated(readings: list[_Reading]) -> bool:
+    """True when one generator process was busy (running or runnable) over GENERATOR_SATURATED_PCT of the time."""
+    busy: dict[int, list[float]] = {}
+    for reading in readings:
+        if reading.component == GENERATOR:
+            for pid, pct in reading.per_process_busy_pct.items():
+                busy.setdefault(pid, []).append(pct)
+    return any(sum(values) / len(values) > GENERATOR_SATURATED_PCT for values in busy.values())
+
+
+def lab_components(state: dict, backend: str) -> dict[str, int]:
+    """The processes that serve one cluster of the lab (its own and the shared ones), plus the generator."""
+    components = {}
+    for name, entry in state.get("components", {}).items():
+        cluster, _, short = name.rpartition("/")
+        if entry.get("pid") and cluster in ("", backend):
+            components[short] = entry["pid"]
+    components[GENERATOR] = os.getpid()
+    return components

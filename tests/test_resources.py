@@ -1,0 +1,48 @@
+"""The resource sampler on real processes: a busy one saturates, an idle one does not."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+from authbench.patterns import Pattern
+from authbench.resources import GENERATOR, ResourceSampler, lab_components
+from authbench.results.sample import MEASURED, Sample
+
+BUSY_SECONDS = 3
+
+
+def test_busy_process_is_flagged_saturated_and_idle_one_is_not(tmp_path):
+    busy = subprocess.Popen([sys.executable, "-c", f"import time\nend = time.time() + {BUSY_SECONDS}\n"
+                             "while time.time() < end: pass"])
+    idle = subprocess.Popen(["sleep", str(BUSY_SECONDS)])
+    try:
+        sampler = ResourceSampler({GENERATOR: busy.pid, "idle": idle.pid}, tmp_path / "r.csv", interval=0.2)
+        sampler.cell_start(Pattern(1, 1), 1, warmup_s=0)
+        sampler.start()
+        sampler.sample(Sample(time.time(), 1.0, 0, 0, "ok", "", MEASURED, "1x1", 1))
+        time.sleep(1.5)
+        summary = sampler.cell_summary()
+        sampler.stop()
+    finally:
+        busy.kill()
+        idle.kill()
+        busy.wait()
+        idle.wait()
+    # Busy counts running and waiting for a core, so this holds however loaded the machine is.
+    assert summary["generator_saturated"] is True
+    generator, idle_one = summary["components"][GENERATOR], summary["components"]["idle"]
+    assert generator["cpu_s"] > 0 and generator["cpu_pct_max"] > idle_one["cpu_pct_max"]
+    assert generator["cpu_ms_per_journey"] == round(generator["cpu_s"] * 1000, 3)  # one measured journey
+    assert idle_one["cpu_pct_max"] < 5
+    rows = (tmp_path / "r.csv").read_text().splitlines()
+    assert len(rows) > 10 and rows[1].split(",")[3] == MEASURED
+
+
+def test_lab_components_keep_one_cluster_and_the_shared_servers():
+    state = {"components": {"ldap": {"pid": 10}, "lb": {"pid": 11}, "local/idp-a": {"pid": 12},
+                            "stateless/idp-a": {"pid": 13}, "stateless/sp": {"pid": None}}}
+    components = lab_components(state, "stateless")
+    assert components.pop(GENERATOR) > 0
+    assert components == {"ldap": 10, "lb": 11, "idp-a": 13}
