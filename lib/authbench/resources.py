@@ -24,6 +24,7 @@ from typing import Any
 
 import psutil
 
+from .prometheus import Queries
 from .results.sample import MEASURED, WARMUP
 
 SAMPLE_INTERVAL_S = 1.0
@@ -87,6 +88,8 @@ class ResourceSampler:
     repetition: int = 0
     phase: str = WARMUP
     journeys: int = 0  # measured journeys of the current cell
+    prometheus: Queries | None = None  # a user target's own Prometheus, asked after each cell
+    measured_start: float = 0.0
     _readings: list[_Reading] = field(default_factory=list)
     _last: dict[tuple[str, int], tuple[float, float]] = field(default_factory=dict)  # (name, pid) → (t, cpu_s)
     _last_busy: dict[int, tuple[float, int]] = field(default_factory=dict)  # generator pid → (t, busy ns)
@@ -114,13 +117,14 @@ class ResourceSampler:
         with self._lock:
             self.pattern, self.repetition, self.journeys = pattern.label, repetition, 0
             self.phase = WARMUP if warmup_s > 0 else MEASURED
+            self.measured_start = time.time()
             self._readings.clear()
         self.take()  # a baseline, so even a short cell has one interval to measure
 
     def measuring(self, pattern: Any, repetition: int) -> None:
         self.take()  # closes the warm-up's last interval
         with self._lock:
-            self.phase = MEASURED
+            self.phase, self.measured_start = MEASURED, time.time()
 
     def sample(self, sample: Any) -> None:
         if sample.phase == MEASURED:
@@ -194,7 +198,10 @@ class ResourceSampler:
         with self._lock:
             measured = [r for r in self._readings if r.phase == MEASURED and r.per_process_pct]
             journeys = self.journeys
-        return summarize_readings(measured, self.components, journeys, self.interval)
+        summary = summarize_readings(measured, self.components, journeys, self.interval)
+        if self.prometheus is not None:
+            summary["prometheus"] = self.prometheus.over(self.measured_start, time.time())
+        return summary
 
 
 def summarize_readings(readings: list[_Reading], components: dict[str, int], journeys: int,

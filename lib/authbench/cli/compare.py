@@ -28,7 +28,8 @@ from .options import (
 # The options that define a campaign: stored in campaign.json, taken from there by --resume.
 STORED_OPTIONS = ("backends", "target", "lb", "node", "pattern", "warmup", "repeat", "cell_time_limit",
                   "account", "accounts_csv", "accounts_template", "password_rule", "order", "seed",
-                  "ca_bundle", "insecure", "lab_dir", "base_port", "users", "timeout")
+                  "ca_bundle", "insecure", "lab_dir", "base_port", "users", "timeout", "prometheus",
+                  "prometheus_query")
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -48,6 +49,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                        help="a node of a --target bypassing the balancer (repeat; two for Tests 2 and 3)")
     add_tls_options(where)
     where.add_argument("--timeout", default="10s", help="per request (default 10s)")
+    where.add_argument("--prometheus", metavar="URL", help="your targets' Prometheus, asked after every cell")
+    where.add_argument("--prometheus-query", action="append", metavar="NAME=PROMQL",
+                       help="a query for --prometheus, e.g. idp_cpu='sum(rate(process_cpu_seconds_total[1m]))'")
 
     plan = parser.add_argument_group("the matrix")
     plan.add_argument("--pattern", default="2x1000,10x200,20x200", help="USERSxRUNS[,…] (default: 2012's)")
@@ -158,6 +162,7 @@ def _compare(args: argparse.Namespace) -> int:
         cell_limit, timeout = parse_duration(args.cell_time_limit), parse_duration(args.timeout)
     except PlanError as exc:
         raise CliError(str(exc)) from None
+    prometheus = _prometheus(args)
     lab_config, start_lab = None, False
     if args.target:
         targets = _user_targets(args, verify := tls_verify(args))
@@ -171,7 +176,23 @@ def _compare(args: argparse.Namespace) -> int:
         for line in lines:
             say(line)
         return 0
-    return _execute(args, campaign, targets, plan, lab_config, start_lab, verify, timeout, cell_limit)
+    return _execute(args, campaign, targets, plan, lab_config, start_lab, verify, timeout, cell_limit, prometheus)
+
+
+def _prometheus(args: argparse.Namespace):
+    from ..prometheus import PrometheusError, parse_queries
+
+    if not args.prometheus:
+        if args.prometheus_query:
+            raise CliError("--prometheus-query needs --prometheus URL")
+        return None
+    try:
+        queries = parse_queries(args.prometheus, args.prometheus_query or [])
+        if not args.dry_run:
+            queries.check()
+    except (ValueError, PrometheusError) as exc:
+        raise CliError(str(exc)) from None
+    return queries
 
 
 def _create(args: argparse.Namespace, targets: list, plan: Any, lab_config: Any):
@@ -192,7 +213,7 @@ def _create(args: argparse.Namespace, targets: list, plan: Any, lab_config: Any)
         raise CliError(f"cannot write the campaign under {args.results!r}: {exc}") from None
 
 
-def _execute(args, campaign, targets, plan, lab_config, start_lab, verify, timeout, cell_limit) -> int:
+def _execute(args, campaign, targets, plan, lab_config, start_lab, verify, timeout, cell_limit, prometheus) -> int:
     from authbench_lab import lab
 
     from .lab import _lab_call
@@ -201,7 +222,8 @@ def _execute(args, campaign, targets, plan, lab_config, start_lab, verify, timeo
         result = _lab_call(lab.up, lab_config)
         say(f"lab up with {', '.join(lab_config.backends)} in {result['seconds']:.1f} s")
     try:
-        items = [_target_run(args, target, plan, lab_config, verify, timeout, cell_limit) for target in targets]
+        items = [_target_run(args, target, plan, lab_config, verify, timeout, cell_limit, prometheus)
+                 for target in targets]
         campaign = campaign or _create(args, targets, plan, lab_config)  # only once every target answered
         say(f"campaign {campaign.folder}")
         ok = _run_all(campaign, items, plan, targets)
@@ -229,7 +251,7 @@ def _run_all(campaign, items: list, plan, targets: list) -> bool:
     return ok
 
 
-def _target_run(args, target, plan, lab_config, verify, timeout, cell_limit):
+def _target_run(args, target, plan, lab_config, verify, timeout, cell_limit, prometheus):
     """Settings and the run function of one target, after a preflight login (CliError when it fails)."""
     from .. import headless
     from ..campaign import TargetRun
@@ -258,7 +280,7 @@ def _target_run(args, target, plan, lab_config, verify, timeout, cell_limit):
 
             components = lab_components(lab.read_state(lab_config.run_dir) or {}, target.name)
         (runs_dir / target.name).mkdir(parents=True, exist_ok=True)
-        sampler = ResourceSampler(components, runs_dir / target.name / RESOURCES_FILE).start()
+        sampler = ResourceSampler(components, runs_dir / target.name / RESOURCES_FILE, prometheus=prometheus).start()
 
         def subscribe(context) -> None:
             sampler.listen(context)
