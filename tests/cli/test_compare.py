@@ -33,8 +33,8 @@ def test_campaign_runs_checks_then_cells_with_resources(lab, tmp_path, capsys):
         observed = tuple(check["passed"] for check in document["checks"][backend])
         assert observed == EXPECTED_CLUSTER_CHECKS[backend]
     assert [(c["backend"], c["pattern"], c["repetition"], c["status"]) for c in document["cells"]] == [
-        ("local", "2x5", 1, "done"), ("local", "2x5", 2, "done"),
-        ("terracotta", "2x5", 1, "done"), ("terracotta", "2x5", 2, "done")]
+        ("terracotta", "2x5", 1, "done"), ("terracotta", "2x5", 2, "done"),  # the lab's order, not the option's
+        ("local", "2x5", 1, "done"), ("local", "2x5", 2, "done")]
     run = json.loads((tmp_path / "c" / "runs" / "terracotta" / "summary.json").read_text())
     resources = run["cells"][0]["resources"]
     assert {"generator", "idp-a", "idp-b", "sp", "lb", "ldap", "redis-primary"} <= set(resources["components"])

@@ -136,7 +136,7 @@ def test_samples_survive_kill_9(lab_env, tmp_path):
 def test_plain_locust_runs_the_same_locustfile(lab, tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "locust", "-f", str(ROOT / "locustfiles" / "saml_sso.py"), "--headless",
-         "-u", "2", "-r", "2", "-t", "3s", "--host", lab.sp_url("repcached") + "/secure/",
+         "-u", "2", "-r", "2", "-t", "3s", "--stop-timeout", "20", "--host", lab.sp_url("repcached") + "/secure/",
          "--ca-bundle", str(lab.ca_cert), "--accounts-template", "user{000..199}", "--only-summary"],
         capture_output=True, text=True, timeout=WAIT_LIMIT, cwd=tmp_path)
     output = result.stdout + result.stderr

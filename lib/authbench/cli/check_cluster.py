@@ -13,7 +13,7 @@ import socket
 from urllib.parse import urlsplit
 
 from . import CliError, say
-from .options import PASSWORD_ENV, accounts_from_args, add_account_options, add_tls_options, tls_verify
+from .options import PASSWORD_ENV, accounts_from_args, add_account_options, add_tls_options, check_url, tls_verify
 
 CONNECT_TIMEOUT_S = 5.0
 
@@ -32,9 +32,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _reachable(url: str, what: str) -> None:
+    check_url(url, what)
     parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise CliError(f"{what} {url!r} is not an http(s) URL")
     port = parts.port or (443 if parts.scheme == "https" else 80)
     try:
         socket.create_connection((parts.hostname, port), timeout=CONNECT_TIMEOUT_S).close()

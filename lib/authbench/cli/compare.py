@@ -17,11 +17,12 @@ from typing import Any
 from ..results.recorder import SUMMARY_FILE
 from . import EXIT_FAILURE, CliError, say
 from .options import (
-    LAB_PROTECTED_PATH,
     accounts_from_args,
     add_account_options,
     add_tls_options,
+    check_url,
     lab_account_defaults,
+    lab_cluster,
     tls_verify,
 )
 
@@ -84,10 +85,8 @@ def _pairs(items: list[str] | None, option: str) -> dict[str, str] | dict[str, l
     return pairs
 
 
-def _user_targets(args: argparse.Namespace, verify: bool | str) -> list:
+def _user_targets(args: argparse.Namespace) -> list:
     from ..campaign import Target
-    from ..journeys.fastbrowser import FastBrowser  # noqa: F401  (fails early if the client cannot load)
-    from .run import _check_url
 
     urls, lbs, nodes = _pairs(args.target, "--target"), _pairs(args.lb, "--lb"), _pairs(args.node, "--node")
     for option, named in (("--lb", lbs), ("--node", nodes)):
@@ -98,10 +97,10 @@ def _user_targets(args: argparse.Namespace, verify: bool | str) -> list:
     for name, (url, *more) in urls.items():
         if more:
             raise CliError(f"--target {name} is given twice")
-        _check_url(url, f"--target {name}")
+        check_url(url, f"--target {name}")
         node_urls = nodes.get(name, [])
         for node_url in [*lbs.get(name, []), *node_urls]:
-            _check_url(node_url, f"--lb/--node of {name}")
+            check_url(node_url, f"--lb/--node of {name}")
         letters = [chr(ord("A") + i) for i in range(len(node_urls))]
         targets.append(Target(name, url, "url", (lbs.get(name) or [None])[0], dict(zip(letters, node_urls,
                                                                                         strict=True))))
@@ -114,8 +113,9 @@ def _lab_targets(args: argparse.Namespace) -> tuple[list, Any, bool]:
     from authbench_lab.config import LabConfig
 
     from ..campaign import Target
+    from .lab import lab_call
 
-    backends = _parse_backends(args.backends)
+    backends = lab_call(lab.parse_backends, args.backends or "all")
     state = lab.read_state(args.lab_dir)
     running = bool(state) and any(row["healthy"] for row in lab.status(args.lab_dir))
     if running:
@@ -126,23 +126,9 @@ def _lab_targets(args: argparse.Namespace) -> tuple[list, Any, bool]:
                            f"cluster; stop it ('authbench lab down') or give --backends from {config.backends}")
     else:
         config = LabConfig(run_dir=args.lab_dir, base_port=args.base_port, backends=backends, users=args.users)
-    targets = [Target(b, config.sp_url(b) + LAB_PROTECTED_PATH, "lab", config.lb_url(b),
-                      {"A": config.node_url(b, "a"), "B": config.node_url(b, "b")}) for b in backends]
+    clusters = {backend: lab_cluster(config, backend) for backend in backends}
+    targets = [Target(b, c.sp_url, "lab", c.lb_url, c.nodes) for b, c in clusters.items()]
     return targets, config, not running
-
-
-def _parse_backends(text: str | None) -> list[str]:
-    from authbench_lab.config import BACKENDS
-
-    names = [name.strip() for name in (text or ",".join(BACKENDS)).split(",") if name.strip()]
-    unknown = [name for name in names if name not in BACKENDS]
-    if unknown:
-        raise CliError(f"unknown backend {', '.join(map(repr, unknown))}; choose from {', '.join(BACKENDS)}")
-    if not names:
-        raise CliError(f"--backends is empty; choose from {', '.join(BACKENDS)}")
-    if len(set(names)) != len(names):
-        raise CliError("--backends names a backend twice")
-    return names
 
 
 def _compare(args: argparse.Namespace) -> int:
@@ -165,10 +151,11 @@ def _compare(args: argparse.Namespace) -> int:
     prometheus = _prometheus(args)
     lab_config, start_lab = None, False
     if args.target:
-        targets = _user_targets(args, verify := tls_verify(args))
+        targets = _user_targets(args)
+        verify = tls_verify(args)
     else:
         targets, lab_config, start_lab = _lab_targets(args)
-        verify = tls_verify(args, str(lab_config.ca_cert))
+        verify = None  # the lab's CA: known once the lab is up
     if args.dry_run:
         done = {t.name: campaign.done_cells(t.name) for t in targets} if campaign else {}
         checks = set(campaign.document["checks"]) if campaign else set()
@@ -216,12 +203,14 @@ def _create(args: argparse.Namespace, targets: list, plan: Any, lab_config: Any)
 def _execute(args, campaign, targets, plan, lab_config, start_lab, verify, timeout, cell_limit, prometheus) -> int:
     from authbench_lab import lab
 
-    from .lab import _lab_call
+    from .lab import lab_call
 
     if start_lab:
-        result = _lab_call(lab.up, lab_config)
+        result = lab_call(lab.up, lab_config)
         say(f"lab up with {', '.join(lab_config.backends)} in {result['seconds']:.1f} s")
     try:
+        if lab_config is not None:
+            verify = tls_verify(args, str(lab_config.ca_cert))
         items = [_target_run(args, target, plan, lab_config, verify, timeout, cell_limit, prometheus)
                  for target in targets]
         campaign = campaign or _create(args, targets, plan, lab_config)  # only once every target answered

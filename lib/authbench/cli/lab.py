@@ -19,7 +19,7 @@ def default_run_dir() -> str:
     return os.environ.get(RUN_DIR_ENV) or config.DEFAULT_RUN_DIR
 
 
-def _lab_call(function: Callable, *args, **kwargs):
+def lab_call(function: Callable, *args, **kwargs):
     """Run a lab function, turning its errors into CLI errors (the lab package loads lazily)."""
     from authbench_lab.lab import LabError
 
@@ -32,13 +32,13 @@ def _lab_call(function: Callable, *args, **kwargs):
 def _lab_up(args: argparse.Namespace) -> int:
     from authbench_lab import config, lab
 
-    backends = _lab_call(lab.parse_backends, args.backend)
+    backends = lab_call(lab.parse_backends, args.backend)
     lab_config = config.LabConfig(
         run_dir=args.run_dir, base_port=args.base_port, backends=backends, users=args.users,
         stickiness=args.stickiness, client_storage=not args.no_client_storage, workers=args.workers,
         threads=args.threads,
     )
-    result = _lab_call(lab.up, lab_config)
+    result = lab_call(lab.up, lab_config)
     seed = result["seed"]
     if seed.get("fresh"):
         say(f"seeded {seed['users']} users in {seed['seconds']:.2f} s")
@@ -58,7 +58,7 @@ def _lab_up(args: argparse.Namespace) -> int:
 def _lab_down(args: argparse.Namespace) -> int:
     from authbench_lab import lab
 
-    result = _lab_call(lab.down, args.run_dir, purge=args.purge)
+    result = lab_call(lab.down, args.run_dir, purge=args.purge)
     if not result["found"]:
         say(f"no lab in {result['run_dir']}; nothing to stop")
     elif not result["stopped"]:
@@ -73,7 +73,7 @@ def _lab_down(args: argparse.Namespace) -> int:
 def _lab_status(args: argparse.Namespace) -> int:
     from authbench_lab import lab
 
-    rows = _lab_call(lab.status, args.run_dir)
+    rows = lab_call(lab.status, args.run_dir)
     if args.json:
         say(json.dumps({"components": rows, "endpoints": lab.endpoints(args.run_dir)}, indent=2))
         return 0
@@ -102,7 +102,7 @@ def _print_endpoints(endpoints: list[dict]) -> None:
 def _lab_stop(args: argparse.Namespace) -> int:
     from authbench_lab import lab
 
-    result = _lab_call(lab.stop_component, args.run_dir, args.component)
+    result = lab_call(lab.stop_component, args.run_dir, args.component)
     state = f"stopped (pid {result['pid']})" if result["was_running"] else "was not running"
     say(f"{result['name']} {state}")
     return 0
@@ -111,7 +111,7 @@ def _lab_stop(args: argparse.Namespace) -> int:
 def _lab_start(args: argparse.Namespace) -> int:
     from authbench_lab import lab
 
-    result = _lab_call(lab.start_component, args.run_dir, args.component)
+    result = lab_call(lab.start_component, args.run_dir, args.component)
     if result["already_running"]:
         say(f"{result['name']} is already running (pid {result['pid']})")
     else:
@@ -128,7 +128,7 @@ def _lab_check(args: argparse.Namespace) -> int:
 
     from .options import lab_cluster, running_lab
 
-    config = _lab_call(running_lab, args.run_dir)
+    config = lab_call(running_lab, args.run_dir)
     user = username(0, config.users)
     account = Account(user, password_for(user))
     results, failed = {}, False

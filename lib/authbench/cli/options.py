@@ -6,6 +6,7 @@ import argparse
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from . import CliError
 
@@ -38,6 +39,12 @@ def add_tls_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -
     tls = parser.add_mutually_exclusive_group()
     tls.add_argument("--ca-bundle", help="CA certificates to verify the targets' TLS with (default: system)")
     tls.add_argument("--insecure", action="store_true", help="do not verify TLS certificates")
+
+
+def check_url(url: str, what: str) -> None:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise CliError(f"{what} {url!r} is not an http(s) URL")
 
 
 def tls_verify(args: argparse.Namespace, lab_ca: str | None = None) -> bool | str:

@@ -12,6 +12,7 @@ from .options import (
     accounts_from_args,
     add_account_options,
     add_tls_options,
+    check_url,
     lab_account_defaults,
     lab_backend,
     running_lab,
@@ -94,12 +95,6 @@ def _lab_target(name: str, args: argparse.Namespace) -> tuple[str, str, dict]:
                                       "idp_cert": config.cluster_dir(name)}
 
 
-def _check_url(url: str, what: str) -> None:
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise CliError(f"{what} {url!r} is not an http(s) URL")
-
-
 def _run(args: argparse.Namespace) -> int:
     from .. import headless
     from ..patterns import PlanError, parse_duration, parse_plan
@@ -118,7 +113,7 @@ def _run(args: argparse.Namespace) -> int:
     target, lab_ca = args.target, None
     if target.startswith(LAB_PREFIX):
         target, lab_ca, lab_defaults = _lab_target(target[len(LAB_PREFIX):], args)
-    _check_url(target, "--target")
+    check_url(target, "--target")
     verify = tls_verify(args, lab_ca)
     picker, account_source = accounts_from_args(args, lab_defaults)
     try:
