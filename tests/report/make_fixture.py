@@ -36,6 +36,7 @@ BACKENDS = ("terracotta", "memcached", "stateless")
 PATTERNS = "2x20,4x10"
 WARMUP = "2s"
 REPEAT = 2
+KILLED_PARTIAL_CHARS = 30  # a half-written row: what a kill -9 during a write leaves
 INTERVAL_S = 0.25  # shorter than the lead's 1 s: the fixture's cells last a second or two
 SATURATED_CPU_PCT = 90.0  # generator busier than this share of one core: it was the limit
 SHARED = {"ldap": "slapd", "lb": "haproxy", "memcached-a": "memcached-a", "memcached-b": "memcached-b",
@@ -155,13 +156,19 @@ def craft_killed() -> None:
     shutil.copytree(CAMPAIGN / "runs" / BACKENDS[-1], KILLED)
     path = KILLED / "summary.json"
     document = json.loads(path.read_text())
-    document["cells"].pop()
+    last = document["cells"].pop()
     document["finished"] = None
     by_pattern: dict[str, list[Summary]] = {}
     for cell in document["cells"]:
         by_pattern.setdefault(cell["pattern"], []).append(Summary.from_dict(cell["summary"]))
     document["averages"] = {p: average(items).to_dict() for p, items in by_pattern.items()}
     write_json_atomic(path, document)
+    # The kill came halfway through the cell's measured phase, in the middle of writing a row.
+    lost = [last["pattern"], str(last["repetition"])]
+    lines = (KILLED / "samples.csv").read_text().splitlines(keepends=True)
+    measured = [i for i, line in enumerate(lines) if line.split(",")[7:10] == ["measured", *lost]]
+    cut = lines[:measured[len(measured) // 2]]
+    (KILLED / "samples.csv").write_text("".join(cut) + lines[len(cut)][:KILLED_PARTIAL_CHARS])
 
 
 def main() -> int:

@@ -28,16 +28,31 @@ def write_report(folder: Path, out: Path | None = None) -> tuple[Path, Path]:
 
     results = load(Path(folder))
     target = Path(out) if out is not None else Path(folder)
+    html_path, md_path = target / HTML_FILE, target / MARKDOWN_FILE
+    _writable(target, (html_path, md_path))  # before the plots: a bad --out fails at once, not seconds later
     plots = all_plots(results)
     names = {plot.name: f"{PLOT_PREFIX}{plot.name}.png" for plot in plots}
-    html_path, md_path = target / HTML_FILE, target / MARKDOWN_FILE
     try:
-        target.mkdir(parents=True, exist_ok=True)
         for plot in plots:
             (target / names[plot.name]).write_bytes(plot.png)
         html_path.write_text(html(results, plots), encoding="utf-8")
         md_path.write_text(markdown(results, plots, names), encoding="utf-8")
     except OSError as exc:
-        raise ReportError(f"cannot write the report into {target}: {exc.strerror or exc}; "
-                          "give a writable folder with --out") from None
+        raise _unwritable(target, exc) from None
     return html_path, md_path
+
+
+def _writable(target: Path, paths: tuple[Path, ...]) -> None:
+    """Create `target` and open each output for appending (changing nothing), or raise ReportError."""
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+        for path in paths:
+            with path.open("a", encoding="utf-8"):
+                pass
+    except OSError as exc:
+        raise _unwritable(target, exc) from None
+
+
+def _unwritable(target: Path, exc: OSError) -> ReportError:
+    return ReportError(f"cannot write the report into {target}: {exc.strerror or exc}; "
+                       "give a writable folder with --out")
