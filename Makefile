@@ -26,7 +26,7 @@ DEMO_BACKENDS := terracotta memcached repcached stateless local
 DEMO_PATTERN := 2x50,10x20
 DEMO_WARMUP := 5s
 
-# The lab with all five backends, the cluster checks, then a scaled-down 2012 comparison per backend.
+# The lab with all five backends, the cluster checks, a scaled-down 2012 comparison per backend, its report.
 demo: setup
 	$(BIN)/authbench lab up --backend all
 	@status=0; stamp=$$(date +%Y%m%d-%H%M%S); \
@@ -36,6 +36,7 @@ demo: setup
 	  $(BIN)/authbench run --target lab:$$backend --pattern $(DEMO_PATTERN) --warmup $(DEMO_WARMUP) \
 	    --results results/demo-$$stamp --run-id $$backend || status=1; \
 	done; \
+	echo; $(BIN)/authbench report results/demo-$$stamp || status=1; \
 	$(BIN)/authbench lab down; exit $$status
 
 bench: setup

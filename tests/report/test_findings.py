@@ -88,3 +88,12 @@ def test_percentile_caveat_counts_cells_instead_of_repeating(results):
     assert f"p99 rests on fewer than {needed} successful journeys in 12 of 12 cells: treat it as a rough figure." \
         in said
     assert not any("rests on 40 samples" in c for c in said)  # the per-cell wording is folded into the count
+
+
+def test_a_folder_of_run_folders_is_compared_like_a_campaign():
+    results = load(CAMPAIGN / "runs")  # what `make demo` writes: one `authbench run` per backend, side by side
+    assert results.kind == "set of runs" and not results.checks
+    assert sorted(results.runs) == ["memcached", "stateless", "terracotta"]
+    assert results.patterns == ["2x20", "4x10"]
+    said = findings(results)
+    assert sum(s.startswith("At ") for s in said) == 2 and not any("fails for" in s for s in said)

@@ -104,8 +104,23 @@ def load(folder: Path) -> Results:
         doc = run.document
         return Results(folder, "run", folder.name, doc.get("started"), doc.get("finished"), doc.get("config") or {},
                        doc.get("plan") or {}, doc.get("versions") or {}, doc.get("machine") or {}, {run.backend: run})
-    raise ReportError(f"{folder} is not a results folder: it has neither {CAMPAIGN_FILE} nor {SUMMARY_FILE}; "
-                      "give the folder 'authbench run' or 'authbench compare' wrote")
+    members = sorted(p for p in folder.iterdir() if (p / SUMMARY_FILE).is_file())
+    if members:  # several runs side by side, e.g. `authbench run --results DIR --run-id <backend>` per backend
+        return _side_by_side(folder, members)
+    raise ReportError(f"{folder} is not a results folder: it has neither {CAMPAIGN_FILE} nor {SUMMARY_FILE} "
+                      "(nor run folders); give the folder 'authbench run' or 'authbench compare' wrote")
+
+
+def _side_by_side(folder: Path, members: list[Path]) -> Results:
+    """Runs in one folder, compared like a campaign's backends (no cluster checks: none were stored)."""
+    runs = {p.name: _run(p, p.name) for p in members}
+    docs = [run.document for run in runs.values()]
+    first = docs[0]
+    patterns = list(dict.fromkeys(p for doc in docs for p in (doc.get("plan") or {}).get("patterns") or []))
+    finished = [doc.get("finished") for doc in docs]
+    return Results(folder, "set of runs", folder.name, min((d.get("started") or 0 for d in docs), default=None),
+                   None if None in finished else max(finished), {}, {**(first.get("plan") or {}), "patterns": patterns},
+                   first.get("versions") or {}, first.get("machine") or {}, runs)
 
 
 def _campaign(folder: Path) -> Results:

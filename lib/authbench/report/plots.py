@@ -181,7 +181,7 @@ def _errors(results: Results, colors: dict) -> Figure:
             if s.outcome != OK:
                 bins[int((s.start - origin) // ERROR_BIN_S)] += 1
         total += sum(bins)
-        ax.step([i * ERROR_BIN_S for i in range(len(bins))], bins, where="post", color=colors[backend],
+        ax.step([i * ERROR_BIN_S for i in range(len(bins) + 1)], [*bins, bins[-1]], where="post", color=colors[backend],
                 label=f"{backend} ({sum(bins)} failed)")
     ax.set_title("failed journeys" if total else "no failed journeys in any run", loc="left", fontweight="bold")
     ax.set_ylabel(f"errors per {ERROR_BIN_S:g} s")

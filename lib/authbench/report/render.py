@@ -74,7 +74,7 @@ def configuration(results: Results) -> list[Table]:
     else:
         tables.append(_pairs("Plan", results.plan, PLAN_KEYS))
     for backend, run in results.runs.items():
-        title = f"Run {backend}" if results.kind == "campaign" else "Run"
+        title = f"Run {backend}" if len(results.runs) > 1 else "Run"
         tables.append(_pairs(title, run.document.get("config") or {}, RUN_KEYS))
     versions = {k: v for k, v in results.versions.items() if isinstance(v, str | int | float)}
     tables.append(Table("Versions", list(PAIR_HEADER), [[str(k), _value(v)] for k, v in versions.items()], text=True))
