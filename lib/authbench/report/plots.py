@@ -1,4 +1,5 @@
-"""The report's plots as PNG bytes (matplotlib, Agg backend: no display needed).
+"""The report's plots as PNG bytes (matplotlib's object API, no pyplot: no display, no global figure state,
+so a web server may draw reports from several threads).
 
 Every backend keeps one colour in every plot; warm-up is always grey and shaded, since no figure counts it.
 """
@@ -8,24 +9,22 @@ from __future__ import annotations
 import io
 import math
 from dataclasses import dataclass
+from typing import Any
 
-import matplotlib
+from matplotlib import colormaps, rc_context
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")  # before pyplot: render to files on machines without a display
+from authbench.results.sample import MEASURED, OK
 
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-
-from authbench.results.sample import MEASURED, OK  # noqa: E402
-
-from .load import INCOMPLETE, Results, Run, threads_of  # noqa: E402
-from .tables import busiest  # noqa: E402
+from .load import INCOMPLETE, Results, Run, threads_of
+from .tables import busiest
 
 WIDTH_IN = 11.0
 PANEL_HEIGHT_IN = 3.2
 DPI = 110
 FONT_SIZE = 10
-COLORS = plt.get_cmap("tab10").colors
+COLORS = colormaps["tab10"].colors
 WARMUP_COLOR = "0.6"
 WARMUP_SHADE = "0.92"
 ERROR_COLOR = "#d62728"
@@ -44,7 +43,11 @@ class Plot:
 
 def all_plots(results: Results) -> list[Plot]:
     """Every plot the data supports (the CPU plot only when resources were sampled)."""
-    plt.rcParams.update({"font.size": FONT_SIZE})
+    with rc_context({"font.size": FONT_SIZE}):
+        return _draw(results)
+
+
+def _draw(results: Results) -> list[Plot]:
     colors = {b: COLORS[i % len(COLORS)] for i, b in enumerate(results.runs)}
     plots = [
         Plot("tps", "TPS against threads",
@@ -66,14 +69,19 @@ def all_plots(results: Results) -> list[Plot]:
     return plots
 
 
+def _subplots(*grid: int, **kwargs) -> tuple[Figure, Any]:
+    """pyplot.subplots without pyplot: a figure of its own, nothing registered globally."""
+    figure = Figure(figsize=kwargs.pop("figsize"))
+    return figure, figure.subplots(*grid, **kwargs)
+
+
 def _png(figure: Figure) -> bytes:
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=DPI, bbox_inches="tight")
-    plt.close(figure)
     return buffer.getvalue()
 
 
-def _thread_axis(ax: plt.Axes, results: Results) -> None:
+def _thread_axis(ax: Axes, results: Results) -> None:
     ticks = sorted({threads_of(p) for p in results.patterns if threads_of(p)})
     ax.set_xticks(ticks)
     ax.set_xlabel("threads (concurrent users)")
@@ -81,7 +89,7 @@ def _thread_axis(ax: plt.Axes, results: Results) -> None:
 
 
 def _tps(results: Results, colors: dict) -> Figure:
-    figure, ax = plt.subplots(figsize=(WIDTH_IN, PANEL_HEIGHT_IN * 1.4))
+    figure, ax = _subplots(figsize=(WIDTH_IN, PANEL_HEIGHT_IN * 1.4))
     for backend, run in results.runs.items():
         line = sorted((threads_of(p), s.tps) for p, s in run.averages().items() if threads_of(p))
         ax.plot([x for x, _ in line], [y for _, y in line], "-o", color=colors[backend], label=backend)
@@ -97,7 +105,7 @@ def _tps(results: Results, colors: dict) -> Figure:
 
 
 def _latency(results: Results, colors: dict) -> Figure:
-    figure, axes = plt.subplots(1, 2, figsize=(WIDTH_IN, PANEL_HEIGHT_IN * 1.4))
+    figure, axes = _subplots(1, 2, figsize=(WIDTH_IN, PANEL_HEIGHT_IN * 1.4))
     for ax, (field, label) in zip(axes, (("mean_ms", "mean"), ("p99_ms", "p99")), strict=True):
         for backend, run in results.runs.items():
             line = sorted((threads_of(p), getattr(s, field)) for p, s in run.averages().items()
@@ -112,9 +120,9 @@ def _latency(results: Results, colors: dict) -> Figure:
     return figure
 
 
-def _panels(results: Results, height: float = PANEL_HEIGHT_IN) -> tuple[Figure, list[plt.Axes]]:
+def _panels(results: Results, height: float = PANEL_HEIGHT_IN) -> tuple[Figure, list[Axes]]:
     count = max(1, len(results.runs))
-    figure, axes = plt.subplots(count, 1, figsize=(WIDTH_IN, height * count), squeeze=False)
+    figure, axes = _subplots(count, 1, figsize=(WIDTH_IN, height * count), squeeze=False)
     return figure, [row[0] for row in axes]
 
 
@@ -158,7 +166,7 @@ def _warmup_spans(run: Run, origin: float) -> list[tuple[float, float]]:
     return [(lo, hi) for lo, hi in spans.values()]
 
 
-def _label_cells(ax: plt.Axes, run: Run, origin: float) -> None:
+def _label_cells(ax: Axes, run: Run, origin: float) -> None:
     """Name each measured cell above its samples, so a reader can tell the patterns apart."""
     firsts: dict[tuple[str, int], float] = {}
     for s in run.samples:
@@ -171,7 +179,7 @@ def _label_cells(ax: plt.Axes, run: Run, origin: float) -> None:
 
 def _errors(results: Results, colors: dict) -> Figure:
     """One axis, a line per backend: errors are rare, so one shared scale reads better than empty panels."""
-    figure, ax = plt.subplots(figsize=(WIDTH_IN, PANEL_HEIGHT_IN))
+    figure, ax = _subplots(figsize=(WIDTH_IN, PANEL_HEIGHT_IN))
     total = 0
     for backend, run in results.runs.items():
         origin = _origin(run)
@@ -195,9 +203,9 @@ def _errors(results: Results, colors: dict) -> Figure:
 
 def _cpu(results: Results) -> Figure:
     runs = {b: r for b, r in results.runs.items() if any(c.resources for c in r.cells)}
-    figure, axes = plt.subplots(len(runs), 1, figsize=(WIDTH_IN, PANEL_HEIGHT_IN * len(runs)), squeeze=False)
+    figure, axes = _subplots(len(runs), 1, figsize=(WIDTH_IN, PANEL_HEIGHT_IN * len(runs)), squeeze=False)
     patterns = results.patterns
-    shades = plt.get_cmap("viridis")
+    shades = colormaps["viridis"]
     for ax, (backend, run) in zip((row[0] for row in axes), runs.items(), strict=True):
         sampled = [c for c in run.cells if c.resources]
         names = [n for n in busiest(sampled) if _peak_cpu(sampled, n) >= CPU_MIN_PCT]
