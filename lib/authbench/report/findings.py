@@ -49,8 +49,10 @@ def caveats(results: Results) -> list[str]:
             out.append(f"{label} rests on fewer than {needed} successful journeys in {len(few)} of {len(cells)} "
                        "cells: treat it as a rough figure.")
     unsampled = [b for b, run in results.runs.items() if not any(c.resources for c in run.cells)]
-    if unsampled:
-        out.append(f"CPU was not sampled for {_join(unsampled)}: no server CPU figures for it.")
+    if unsampled and len(unsampled) == len(results.runs):
+        out.append("CPU was not sampled: no server CPU figures.")
+    elif unsampled:
+        out.append(f"CPU was not sampled for {_join(unsampled)}: no server CPU figures for {_join(unsampled)}.")
     return out
 
 
@@ -78,11 +80,11 @@ def _fastest(results: Results) -> list[str]:
 
 
 def _growth(results: Results) -> list[str]:
+    """Where each backend's TPS stops growing; the backends that never stop share one sentence."""
     out = []
+    growing: dict[tuple[int, int], list[str]] = {}  # (from, to threads) -> "backend (+x%)"
     for backend, values in _averages(results).items():
         levels = sorted((threads_of(p), v) for p, v in values.items() if threads_of(p))
-        if len(levels) < 2:
-            continue
         stalled = None
         for (low, before), (high, after) in zip(levels, levels[1:], strict=False):
             if high == low or before <= 0:
@@ -92,12 +94,13 @@ def _growth(results: Results) -> list[str]:
                 verb = "falls" if change < 0 else "stops growing"
                 stalled = f"{backend}'s TPS {verb} between {low} and {high} threads ({change:+.0f}%)."
                 break
-        if stalled is None:
-            first, last = levels[0], levels[-1]
-            stalled = (f"{backend}'s TPS still grows up to {last[0]} threads "
-                       f"({_pct(last[1], first[1]):+.0f}% from {first[0]})." if first[1] > 0 else None)
         if stalled:
             out.append(stalled)
+        elif len(levels) > 1 and levels[0][1] > 0:
+            (first, tps_first), (last, tps_last) = levels[0], levels[-1]
+            growing.setdefault((first, last), []).append(f"{backend} ({_pct(tps_last, tps_first):+.0f}%)")
+    for (first, last), names in growing.items():
+        out.append(f"TPS still grows from {first} to {last} threads for {_join(names)}.")
     return out
 
 

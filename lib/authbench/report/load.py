@@ -113,7 +113,8 @@ def load(folder: Path) -> Results:
 
 def _side_by_side(folder: Path, members: list[Path]) -> Results:
     """Runs in one folder, compared like a campaign's backends (no cluster checks: none were stored)."""
-    runs = {p.name: _run(p, p.name) for p in members}
+    loaded = sorted((_run(p, p.name) for p in members), key=lambda r: (r.document.get("started") or 0, r.backend))
+    runs = {run.backend: run for run in loaded}  # in the order they ran
     docs = [run.document for run in runs.values()]
     first = docs[0]
     patterns = list(dict.fromkeys(p for doc in docs for p in (doc.get("plan") or {}).get("patterns") or []))

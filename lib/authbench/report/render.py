@@ -156,4 +156,4 @@ def _span(started: float | None, finished: float | None) -> str:
     def stamp(value: float | None) -> str:
         return time.strftime(TIME_FORMAT, time.gmtime(value)) if isinstance(value, int | float) else "?"
 
-    return f"{stamp(started)} to {stamp(finished) if finished else 'not finished'}"
+    return f"{stamp(started)} to {stamp(finished)}" if finished else f"started {stamp(started)}, not finished"
