@@ -122,9 +122,11 @@ def test_cli_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
     (broken / "summary.json").write_text('{"cells": [')
     blocker = tmp_path / "a-file"
     blocker.write_text("")
+    empty = tmp_path / "empty"
+    empty.mkdir()
     cases = {
         (str(tmp_path / "nope"),): "is not a folder",
-        (str(tmp_path),): "not a results folder",
+        (str(empty),): "not a results folder",
         (str(broken),): "is not valid JSON",
         (str(KILLED), "--out", str(blocker / "sub")): "cannot write the report",
     }
