@@ -31,6 +31,8 @@ def caveats(results: Results) -> list[str]:
     cells = results.cells
     if results.finished is None:
         out.append(f"The {results.kind} has no finish time: it was interrupted or is still running.")
+    if not cells:
+        out.append("No cell has been measured yet: there are no figures.")
     for cell in cells:
         where = f"{cell.backend} {run_label(cell.pattern, cell.repetition)}"
         if cell.status == INCOMPLETE:
@@ -113,7 +115,8 @@ def _checks(results: Results) -> list[str]:
             if not check.get("passed"):
                 failing.setdefault(str(check.get("test", "?")), []).append(backend)
     if not failing:
-        return [f"Every backend passes the cluster checks ({len(results.checks)} backends)."]
+        count = len(results.checks)
+        return [f"Every backend passes the cluster checks ({count} backend{'s' if count > 1 else ''})."]
     return [f"{test} fails for {_join(backends)}." for test, backends in sorted(failing.items())]
 
 

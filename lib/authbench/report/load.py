@@ -94,7 +94,13 @@ def threads_of(pattern: str) -> int:
 
 def load(folder: Path) -> Results:
     """Read a campaign folder or a run folder; ReportError names what is missing or unreadable."""
-    folder = Path(folder)
+    try:
+        return _load(Path(folder))
+    except OSError as exc:  # a folder or file we may not read: bad input, not a crash
+        raise ReportError(f"cannot read {exc.filename or folder}: {exc.strerror or exc}") from None
+
+
+def _load(folder: Path) -> Results:
     if not folder.is_dir():
         raise ReportError(f"{folder} is not a folder; give a results folder (results/<id>)")
     if (folder / CAMPAIGN_FILE).is_file():

@@ -100,7 +100,8 @@ def _tps(results: Results, colors: dict) -> Figure:
     ax.set_ylabel("TPS (successful journeys/s)")
     ax.set_ylim(bottom=0)
     _thread_axis(ax, results)
-    ax.legend(title="backend")
+    if results.runs:
+        ax.legend(title="backend")
     return figure
 
 
@@ -115,7 +116,8 @@ def _latency(results: Results, colors: dict) -> Figure:
         ax.set_ylabel(f"{label} (ms)")
         ax.set_ylim(bottom=0)
         _thread_axis(ax, results)
-    axes[0].legend(title="backend")
+    if results.runs:
+        axes[0].legend(title="backend")
     figure.tight_layout()
     return figure
 
@@ -196,7 +198,8 @@ def _errors(results: Results, colors: dict) -> Figure:
     ax.set_xlabel("seconds since the run's first journey")
     ax.set_ylim(bottom=0, top=None if total else 1)
     ax.grid(True, alpha=0.3)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.005, 1.0), fontsize=FONT_SIZE - 1)
+    if results.runs:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.005, 1.0), fontsize=FONT_SIZE - 1)
     figure.tight_layout()
     return figure
 
