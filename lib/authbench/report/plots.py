@@ -1,5 +1,5 @@
-"""The report's plots as PNG bytes (matplotlib's object API, no pyplot: no display, no global figure state,
-so a web server may draw reports from several threads).
+"""The report's plots as PNG bytes (matplotlib's object API, no pyplot: no display and no global figure
+registry, so a web server may draw reports from several threads).
 
 Every backend keeps one colour in every plot; warm-up is always grey and shaded, since no figure counts it.
 """
@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from matplotlib import colormaps, rc_context
+from matplotlib import colormaps
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
@@ -23,7 +23,7 @@ from .tables import busiest
 WIDTH_IN = 11.0
 PANEL_HEIGHT_IN = 3.2
 DPI = 110
-FONT_SIZE = 10
+FONT_SIZE = 10  # matplotlib's default; smaller labels are relative to it
 COLORS = colormaps["tab10"].colors
 WARMUP_COLOR = "0.6"
 WARMUP_SHADE = "0.92"
@@ -43,11 +43,6 @@ class Plot:
 
 def all_plots(results: Results) -> list[Plot]:
     """Every plot the data supports (the CPU plot only when resources were sampled)."""
-    with rc_context({"font.size": FONT_SIZE}):
-        return _draw(results)
-
-
-def _draw(results: Results) -> list[Plot]:
     colors = {b: COLORS[i % len(COLORS)] for i, b in enumerate(results.runs)}
     plots = [
         Plot("tps", "TPS against threads",
