@@ -27,7 +27,8 @@ DEMO_PATTERN := 2x50,10x20
 DEMO_WARMUP := 5s
 
 # A scaled-down 2012 campaign on the embedded lab: it brings the five clusters up, runs the cluster
-# checks (Tests 1-3) and every backend x pattern, prints the tables, and takes the lab down again.
+# checks (Tests 1-3) and every backend x pattern, prints the tables, takes the lab down again and
+# ends by writing the report (results/demo-<stamp>/report.html and report.md).
 demo: setup
 	@id=demo-$$(date +%Y%m%d-%H%M%S); \
 	$(BIN)/authbench compare --backends $(DEMO_BACKENDS) --pattern $(DEMO_PATTERN) --warmup $(DEMO_WARMUP) \

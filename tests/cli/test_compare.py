@@ -45,6 +45,8 @@ def test_campaign_runs_checks_then_cells_with_resources(lab, tmp_path, capsys):
     rows = (tmp_path / "c" / "runs" / "terracotta" / "resources.csv").read_text().splitlines()
     assert rows[0] == "time,pattern,repetition,phase,component,pid,cpu_pct,rss_bytes" and len(rows) > 10
     assert "Test 3" in out and "terracotta" in out
+    report = (tmp_path / "c" / "report.html").read_text()  # the campaign ends with its report
+    assert "terracotta" in report and "Test 3" in report
     assert "pw-user" not in json.dumps(document) + out
 
 

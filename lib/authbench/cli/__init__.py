@@ -30,10 +30,10 @@ def say(text: str = "") -> None:
 
 # Subcommand → function adding its parser; each parser sets `handler`.
 def _subcommands() -> dict[str, Callable[[argparse._SubParsersAction], None]]:
-    from . import check_cluster, compare, lab, run
+    from . import check_cluster, compare, lab, report, run
 
     return {"lab": lab.add_parser, "run": run.add_parser, "sp-metadata": run.add_sp_metadata_parser,
-            "check-cluster": check_cluster.add_parser, "compare": compare.add_parser}
+            "check-cluster": check_cluster.add_parser, "compare": compare.add_parser, "report": report.add_parser}
 
 
 def build_parser() -> argparse.ArgumentParser:

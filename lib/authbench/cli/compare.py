@@ -222,7 +222,19 @@ def _execute(args, campaign, targets, plan, lab_config, start_lab, verify, timeo
             say("lab down")
     campaign.finish()
     _print_comparison(campaign, [t.name for t in targets])
-    return 0 if ok else EXIT_FAILURE
+    return 0 if _write_report(campaign) and ok else EXIT_FAILURE
+
+
+def _write_report(campaign) -> bool:
+    from ..report import ReportError, write_report
+
+    try:
+        html, markdown = write_report(campaign.folder)
+    except ReportError as exc:
+        say(f"report not written: {exc}")
+        return False
+    say(f"report: {html} and {markdown}")
+    return True
 
 
 def _run_all(campaign, items: list, plan, targets: list) -> bool:

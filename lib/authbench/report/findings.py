@@ -1,0 +1,144 @@
+"""Findings and caveats as sentences computed from the figures: nothing here is written by hand.
+
+Each sentence is one rule over the averages, the checks or the cells; the thresholds are the named
+constants below, so a reader can see why a statement was (or was not) made.
+"""
+
+from __future__ import annotations
+
+from authbench.results.summary import SAMPLES_FOR_PERCENTILE
+from authbench.results.table import TPS_DECIMALS, run_label
+
+from .load import CUT_SHORT, INCOMPLETE, Results, threads_of
+
+TIE_PCT = 5.0  # backends whose TPS differ by less than this (% of the lower) are called level
+PERCENTILE_WARNINGS = tuple(f"{label} rests on" for label in SAMPLES_FOR_PERCENTILE)  # summary's wording
+GROWTH_PCT = 10.0  # TPS rising less than this (%) from one thread count to the next has stopped growing
+
+
+def findings(results: Results) -> list[str]:
+    """The short findings paragraph: fastest backend per concurrency, where TPS stops growing, failed checks."""
+    out = _fastest(results) + _growth(results) + _checks(results)
+    errors = _errors(results)
+    if errors:
+        out.append("Errors: " + "; ".join(errors) + ".")
+    return out
+
+
+def caveats(results: Results) -> list[str]:
+    """Where a figure is weak: errors, a saturated generator, few samples, incomplete cells, no CPU data."""
+    out = []
+    cells = results.cells
+    if results.finished is None:
+        out.append(f"The {results.kind} has no finish time: it was interrupted or is still running.")
+    if not cells:
+        out.append("No cell has been measured yet: there are no figures.")
+    for cell in cells:
+        where = f"{cell.backend} {run_label(cell.pattern, cell.repetition)}"
+        if cell.status == INCOMPLETE:
+            out.append(f"{where} is incomplete: the run stopped during it; figures from its "
+                       f"{int(cell.summary.tests)} measured samples, left out of averages.")
+        elif cell.status == CUT_SHORT:
+            out.append(f"{where} was cut short by the cell time limit.")
+        # The summary's own warnings, except the percentile ones: those are counted over all cells below.
+        out += [f"{where}: {w}" for w in cell.summary.warnings if not w.startswith(PERCENTILE_WARNINGS)]
+        if cell.resources and cell.resources.get("generator_saturated"):
+            out.append(f"{where}: the load generator was saturated (its CPU was the limit); the figures "
+                       "understate what the servers can do.")
+    for label, needed in SAMPLES_FOR_PERCENTILE.items():
+        few = [c for c in cells if 0 < c.summary.successes < needed]
+        if few:
+            out.append(f"{label} rests on fewer than {needed} successful journeys in {len(few)} of {len(cells)} "
+                       "cells: treat it as a rough figure.")
+    unsampled = [b for b, run in results.runs.items() if not any(c.resources for c in run.cells)]
+    if unsampled and len(unsampled) == len(results.runs):
+        out.append("CPU was not sampled: no server CPU figures.")
+    elif unsampled:
+        out.append(f"CPU was not sampled for {_join(unsampled)}: no server CPU figures for {_join(unsampled)}.")
+    return out
+
+
+def _averages(results: Results) -> dict[str, dict[str, float]]:
+    """Backend → pattern → average TPS."""
+    return {b: {p: s.tps for p, s in run.averages().items()} for b, run in results.runs.items()}
+
+
+def _fastest(results: Results) -> list[str]:
+    tps = _averages(results)
+    out = []
+    for pattern in results.patterns:
+        ranked = sorted(((v[pattern], b) for b, v in tps.items() if pattern in v), reverse=True)
+        if len(ranked) < 2:
+            continue
+        (best, winner), (second, runner_up) = ranked[0], ranked[1]
+        at = f"At {threads_of(pattern)} threads ({pattern})"
+        if second > 0 and _pct(best, second) < TIE_PCT:
+            out.append(f"{at} {winner} and {runner_up} are level ({_fmt(best)} and {_fmt(second)} TPS, "
+                       f"within {TIE_PCT:g}%).")
+        else:
+            above = f", {_pct(best, second):.0f}% above {runner_up} ({_fmt(second)})" if second > 0 else ""
+            out.append(f"{at} {winner} has the highest TPS ({_fmt(best)}){above}.")
+    return out
+
+
+def _growth(results: Results) -> list[str]:
+    """Where each backend's TPS stops growing; the backends that never stop share one sentence."""
+    out = []
+    growing: dict[tuple[int, int], list[str]] = {}  # (from, to threads) -> "backend (+x%)"
+    for backend, values in _averages(results).items():
+        levels = sorted((threads_of(p), v) for p, v in values.items() if threads_of(p))
+        stalled = None
+        for (low, before), (high, after) in zip(levels, levels[1:], strict=False):
+            if high == low or before <= 0:
+                continue
+            change = _pct(after, before)
+            if change < GROWTH_PCT:
+                verb = "falls" if change < 0 else "stops growing"
+                stalled = f"{backend}'s TPS {verb} between {low} and {high} threads ({change:+.0f}%)."
+                break
+        if stalled:
+            out.append(stalled)
+        elif len(levels) > 1 and levels[0][1] > 0:
+            (first, tps_first), (last, tps_last) = levels[0], levels[-1]
+            growing.setdefault((first, last), []).append(f"{backend} ({_pct(tps_last, tps_first):+.0f}%)")
+    for (first, last), names in growing.items():
+        out.append(f"TPS still grows from {first} to {last} threads for {_join(names)}.")
+    return out
+
+
+def _checks(results: Results) -> list[str]:
+    if not results.checks:
+        return []
+    failing: dict[str, list[str]] = {}
+    for backend, checks in results.checks.items():
+        for check in checks:
+            if not check.get("passed"):
+                failing.setdefault(str(check.get("test", "?")), []).append(backend)
+    if not failing:
+        count = len(results.checks)
+        return [f"Every backend passes the cluster checks ({count} backend{'s' if count > 1 else ''})."]
+    return [f"{test} fails for {_join(backends)}." for test, backends in sorted(failing.items())]
+
+
+def _errors(results: Results) -> list[str]:
+    out = []
+    for backend, run in results.runs.items():
+        by_pattern: dict[str, int] = {}
+        for cell in run.cells:
+            if cell.summary.errors:
+                by_pattern[cell.pattern] = by_pattern.get(cell.pattern, 0) + int(cell.summary.errors)
+        if by_pattern:
+            out.append(f"{backend} had " + ", ".join(f"{n} in {p}" for p, n in by_pattern.items()))
+    return out
+
+
+def _pct(value: float, base: float) -> float:
+    return 100.0 * (value - base) / base
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.{TPS_DECIMALS}f}"
+
+
+def _join(names: list[str]) -> str:
+    return ", ".join(names)

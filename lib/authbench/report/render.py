@@ -1,0 +1,159 @@
+"""report.html (self-contained: CSS and plots inline) and report.md (plots as PNG files beside it).
+
+Configuration is rendered from an allow-list of known keys, never by dumping `config`: a future config
+key holding a password or token then stays out of the report until someone adds it here on purpose.
+"""
+
+from __future__ import annotations
+
+import base64
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+from .findings import caveats, findings
+from .load import Results
+from .plots import Plot
+from .tables import Table, checks_table, cpu_tables, distribution_table, overview_table, run_tables
+
+TEMPLATES = Path(__file__).with_name("templates")
+TIME_FORMAT = "%Y-%m-%d %H:%M:%S UTC"
+# Allow-lists: (key path in the document, label). Only these are ever shown.
+CAMPAIGN_KEYS = (
+    ("backends", "backends"), ("patterns", "patterns"), ("warmup_s", "warm-up (s)"), ("repeat", "repetitions"),
+    ("cell_time_limit_s", "cell time limit (s)"), ("lab.base_port", "lab base port"),
+    ("lab.stickiness", "lab stickiness"), ("lab.users", "lab accounts"),
+)
+RUN_KEYS = (
+    ("target", "target"), ("sp", "SP mode"), ("tls_verify", "TLS verification"),
+    ("verify_signature", "signature verified in-process"), ("timeout_s", "request timeout (s)"),
+    ("accounts.type", "accounts"), ("accounts.template", "account template"), ("accounts.file", "accounts file"),
+    ("accounts.accounts", "number of accounts"), ("accounts.user", "account"),
+    ("accounts.order", "account order"), ("reuse_session", "reuse session"),
+    ("new_connection", "new connection per journey"),
+)
+PLAN_KEYS = (("patterns", "patterns"), ("warmup_s", "warm-up (s)"), ("repeat", "repetitions"))
+MACHINE_KEYS = (("node", "host"), ("platform", "platform"), ("cores", "cores"), ("python", "Python"))
+PAIR_HEADER = ("setting", "value")
+TARGET_KEYS = (("kind", "kind"), ("url", "URL"), ("nodes", "nodes"))
+
+
+def sections(results: Results, plots: list[Plot]) -> dict[str, Any]:
+    """Everything both templates show, computed once."""
+    by_name = {plot.name: plot for plot in plots}
+    return {
+        "results": results,
+        "title": f"authbench report: {results.name}",
+        "when": _span(results.started, results.finished),
+        "findings": findings(results),
+        "caveats": caveats(results),
+        "overview": overview_table(results),
+        "checks": checks_table(results),
+        "runs": run_tables(results),
+        "distribution": distribution_table(results),
+        "cpu": cpu_tables(results),
+        "plots": by_name,
+        "configuration": configuration(results),
+    }
+
+
+def configuration(results: Results) -> list[Table]:
+    """The run's set-up, so a reader can reproduce it: plan, targets, versions, machine (allow-listed)."""
+    tables = []
+    if results.kind == "campaign":
+        tables.append(_pairs("Campaign", results.config, CAMPAIGN_KEYS))
+        targets = results.config.get("targets") or {}
+        rows = [[backend, *(_value(_get(target, key)) for key, _ in TARGET_KEYS)]
+                for backend, target in targets.items() if isinstance(target, dict)]
+        if rows:
+            tables.append(Table("Targets", ["backend", *(label for _, label in TARGET_KEYS)], rows, text=True))
+    else:
+        tables.append(_pairs("Plan", results.plan, PLAN_KEYS))
+    for backend, run in results.runs.items():
+        title = f"Run {backend}" if len(results.runs) > 1 else "Run"
+        tables.append(_pairs(title, run.document.get("config") or {}, RUN_KEYS))
+    versions = {k: v for k, v in results.versions.items() if isinstance(v, str | int | float)}
+    tables.append(Table("Versions", list(PAIR_HEADER), [[str(k), _value(v)] for k, v in versions.items()], text=True))
+    tables.append(_pairs("Machine", results.machine, MACHINE_KEYS))
+    return [t for t in tables if t.rows]
+
+
+def html(results: Results, plots: list[Plot]) -> str:
+    data = sections(results, plots)
+    data["images"] = {p.name: "data:image/png;base64," + base64.b64encode(p.png).decode("ascii") for p in plots}
+    return _environment(autoescape=True).get_template("report.html.j2").render(data)
+
+
+def markdown(results: Results, plots: list[Plot], image_names: dict[str, str]) -> str:
+    data = sections(results, plots)
+    data["images"] = image_names
+    return _environment(autoescape=False).get_template("report.md.j2").render(data)
+
+
+def md_table(table: Table) -> str:
+    """A GitHub-flavoured Markdown table; averages in bold."""
+    def line(cells: Iterable[str]) -> str:
+        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+    rows = [[f"**{c}**" if i in table.strong and c else c for c in row] for i, row in enumerate(table.rows)]
+    align = ":---:" if table.centered else "---" if table.text else "---:"
+    aligns = ["---", *(align for _ in table.header[1:])]
+    return "\n".join([line(table.header), line(aligns), *(line(r) for r in rows)])
+
+
+def _environment(autoescape: bool) -> Environment:
+    env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=autoescape, undefined=StrictUndefined,
+                      trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env.filters["md_table"] = md_table
+    return env
+
+
+def _pairs(title: str, document: dict[str, Any], keys: tuple[tuple[str, str], ...]) -> Table:
+    rows = [[label, _value(value)] for key, label in keys if (value := _get(document, key)) is not None]
+    return Table(title, list(PAIR_HEADER), rows, text=True)
+
+
+def _get(document: dict[str, Any], path: str) -> Any:
+    value: Any = document
+    for part in path.split("."):
+        if not isinstance(value, dict):
+            return None
+        value = value.get(part)
+    return value
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {_value(v)}" for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return ", ".join(_value(v) for v in value)
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:g}"
+    text = str(value)
+    return clean_url(text) if text.startswith(("http://", "https://")) else text
+
+
+def clean_url(url: str) -> str:
+    """A URL without user info, query or fragment: where a token or password could hide."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        netloc = f"[{host}]" if ":" in host else host
+        if parts.port:
+            netloc += f":{parts.port}"
+    except ValueError:
+        return "(unreadable URL)"
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def _span(started: float | None, finished: float | None) -> str:
+    def stamp(value: float | None) -> str:
+        return time.strftime(TIME_FORMAT, time.gmtime(value)) if isinstance(value, int | float) else "?"
+
+    return f"{stamp(started)} to {stamp(finished)}" if finished else f"started {stamp(started)}, not finished"

@@ -1,0 +1,158 @@
+"""The report's tables as plain rows of text, so HTML and Markdown render the same figures.
+
+Figures come from the summaries as stored (or, for incomplete cells, as `load` computed them); averages
+come from `average`, the same function `authbench run` uses, so the report and the terminal agree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from authbench.results.summary import DISTRIBUTION_LABELS, SAMPLES_FOR_PERCENTILE, Summary, average
+from authbench.results.table import AVERAGE_LABEL, MISSING, TPS_DECIMALS, _count, _ms, _pct, run_label
+
+from .load import DONE, INCOMPLETE, Cell, Results
+
+PASS_MARK, FAIL_MARK = "○", "×"  # the 2012 report's marks
+# _count, _ms and _pct are the terminal table's number formats: the report prints figures the same way.
+WEAK_MARK = "†"  # a figure resting on too few samples, or on a cell with errors
+CPU_DECIMALS = 1
+TOP_COMPONENTS = 8  # CPU columns shown per table: the generator, then the busiest components
+
+
+@dataclass
+class Table:
+    title: str
+    header: list[str]
+    rows: list[list[str]]
+    strong: set[int] = field(default_factory=set)  # rows to set in bold (averages)
+    notes: list[str] = field(default_factory=list)
+    centered: bool = False  # marks (○/×) rather than numbers
+    text: bool = False  # words (settings), left-aligned
+
+
+def run_tables(results: Results) -> list[Table]:
+    """Per backend: every repetition of every pattern, then the pattern's average (2012's tables 4-1…4-12)."""
+    tables = []
+    for backend, run in results.runs.items():
+        rows: list[list[str]] = []
+        strong: set[int] = set()
+        notes: list[str] = []
+        for pattern in results.patterns:
+            cells = [c for c in run.cells if c.pattern == pattern]
+            for cell in cells:
+                label = run_label(pattern, cell.repetition) + ("" if cell.status == DONE else f" ({cell.status})")
+                rows.append([label, *_figures(cell.summary)])
+            counted = [c.summary for c in cells if c.status != INCOMPLETE]
+            if len(counted) > 1:
+                strong.add(len(rows))
+                rows.append([f"{pattern} {AVERAGE_LABEL}", *_figures(average(counted))])
+        if any(WEAK_MARK in row[-1] for row in rows):
+            notes.insert(0, f"{WEAK_MARK} p99 rests on fewer than {SAMPLES_FOR_PERCENTILE['p99']} successful journeys.")
+        if any(c.status == INCOMPLETE for c in run.cells):
+            notes.insert(0, "Incomplete: the run was stopped during this cell; its figures come from the samples "
+                         "it wrote and are left out of the average.")
+        tables.append(Table(backend, ["", "Tests", "Errors", "Mean Test Time (ms)", "SD (ms)", "TPS", "Peak TPS",
+                                      "p50 (ms)", "p99 (ms)"], rows, strong, notes))
+    return tables
+
+
+def overview_table(results: Results) -> Table:
+    """Backend × pattern → average TPS (2012's table 4-13); marked where a repetition had errors."""
+    rows = []
+    marked = False
+    for backend, run in results.runs.items():
+        averages = run.averages()
+        row = [backend]
+        for pattern in results.patterns:
+            summary = averages.get(pattern)
+            if summary is None:
+                row.append(MISSING)
+                continue
+            flag = summary.errors > 0
+            marked |= flag
+            row.append(_tps(summary.tps) + (WEAK_MARK if flag else ""))
+        rows.append(row)
+    notes = ["Average TPS (successful journeys per second) over each pattern's repetitions."]
+    if marked:
+        notes.append(f"{WEAK_MARK} errors in at least one repetition: TPS counts successful journeys only.")
+    return Table("Average TPS", ["backend", *(f"{p} TPS" for p in results.patterns)], rows, notes=notes)
+
+
+def checks_table(results: Results) -> Table | None:
+    """Backend × Test 1–3 (2012's table 4-1), or None when the folder holds no checks (a single run)."""
+    if not results.checks:
+        return None
+    tests = list(dict.fromkeys(c.get("test", "?") for checks in results.checks.values() for c in checks))
+    rows = []
+    for backend, checks in results.checks.items():
+        by_test = {c.get("test"): c for c in checks}
+        rows.append([backend, *(_mark(by_test.get(t)) for t in tests)])
+    notes = [f"{PASS_MARK} passed, {FAIL_MARK} failed. Test 1: each node authenticates; Test 2: SSO via node A is "
+             "honoured by node B; Test 3: login form from node A, credentials posted to node B."]
+    return Table("Cluster checks", ["backend", *tests], rows, notes=notes, centered=True)
+
+
+def distribution_table(results: Results) -> Table:
+    """Share of successful journeys per response-time bucket, averaged over repetitions."""
+    rows = []
+    for backend, run in results.runs.items():
+        for pattern, summary in _in_order(run.averages(), results.patterns):
+            rows.append([backend, pattern, *(_pct(summary, label) for label in DISTRIBUTION_LABELS)])
+    return Table("Response-time distribution", ["backend", "pattern", *(f"{label} %" for label in DISTRIBUTION_LABELS)],
+                 rows, notes=["% of successful journeys; <300 means 50–300 ms, <1000 means 300–1000 ms."])
+
+
+def cpu_tables(results: Results) -> list[Table]:
+    """Per backend: mean CPU (% of one core) of each sampled component in each cell, measured phase only."""
+    tables = []
+    for backend, run in results.runs.items():
+        sampled = [c for c in run.cells if c.resources and c.resources.get("components")]
+        if not sampled:
+            continue
+        components = busiest(sampled)
+        rows = []
+        for cell in sampled:
+            parts = cell.resources["components"]
+            rows.append([run_label(cell.pattern, cell.repetition),
+                         *(_cpu(parts.get(name, {}).get("cpu_pct_mean")) for name in components),
+                         "yes" if cell.resources.get("generator_saturated") else "no"])
+        notes = ["Mean CPU over the measured phase, % of one core (100 = one core busy); "
+                 f"sampled every {sampled[0].resources.get('interval_s', '?')} s."]
+        tables.append(Table(f"{backend}: CPU per component", ["cell", *components, "generator saturated"], rows,
+                            notes=notes))
+    return tables
+
+
+def busiest(cells: list[Cell]) -> list[str]:
+    """Component names by total CPU over the cells, the generator first; at most TOP_COMPONENTS."""
+    totals: dict[str, float] = {}
+    for cell in cells:
+        for name, part in (cell.resources or {}).get("components", {}).items():
+            totals[name] = totals.get(name, 0.0) + float(part.get("cpu_pct_mean") or 0.0)
+    names = sorted(totals, key=lambda n: (n != "generator", -totals[n]))
+    return names[:TOP_COMPONENTS]
+
+
+def _in_order(averages: dict[str, Summary], patterns: list[str]) -> list[tuple[str, Summary]]:
+    return [(p, averages[p]) for p in patterns if p in averages]
+
+
+def _figures(s: Summary) -> list[str]:
+    weak_p99 = s.successes < SAMPLES_FOR_PERCENTILE["p99"]
+    return [_count(s.tests), _count(s.errors), _ms(s.mean_ms), _ms(s.sd_ms), _tps(s.tps), _tps(s.peak_tps),
+            _ms(s.median_ms), _ms(s.p99_ms) + (WEAK_MARK if weak_p99 and s.p99_ms is not None else "")]
+
+
+def _mark(check: dict | None) -> str:
+    if check is None:
+        return MISSING
+    return PASS_MARK if check.get("passed") else FAIL_MARK
+
+
+def _tps(value: float) -> str:
+    return f"{value:.{TPS_DECIMALS}f}"
+
+
+def _cpu(value: float | None) -> str:
+    return MISSING if value is None else f"{value:.{CPU_DECIMALS}f}"

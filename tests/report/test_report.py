@@ -1,0 +1,145 @@
+"""The report from a stored campaign (tests/report/fixtures, made by make_fixture.py), a killed run, and bad input."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from authbench.cli import main
+from authbench.report import ReportError, write_report
+from authbench.report.load import INCOMPLETE, load
+from authbench.report.render import clean_url
+
+FIXTURES = Path(__file__).parent / "fixtures"
+CAMPAIGN = FIXTURES / "campaign"
+KILLED = FIXTURES / "killed"
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+PLOTS = ("tps", "latency", "timeline", "errors", "cpu")
+SECRET = "s3cret-Pa55"
+
+
+@pytest.fixture(scope="module")
+def campaign_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
+    out = tmp_path_factory.mktemp("campaign-report")
+    html, md = write_report(CAMPAIGN, out)
+    return out, html.read_text(), md.read_text()
+
+
+def test_campaign_report_is_self_contained_html_and_markdown_with_plots(campaign_report):
+    out, html, md = campaign_report
+    assert (out / "report.html").is_file() and (out / "report.md").is_file()
+    images = re.findall(r'<img [^>]*src="([^"]+)"', html)
+    assert len(images) == len(PLOTS)
+    assert all(src.startswith("data:image/png;base64,") for src in images)  # nothing to fetch
+    assert "<link" not in html and "<script" not in html
+    for name in PLOTS:
+        png = out / f"report-{name}.png"
+        assert png.read_bytes().startswith(PNG_SIGNATURE) and png.stat().st_size > 10_000
+        assert f"](report-{name}.png)" in md
+
+
+def test_campaign_tables_carry_the_stored_figures(campaign_report):
+    _, html, md = campaign_report
+    campaign = json.loads((CAMPAIGN / "campaign.json").read_text())
+    for backend in campaign["config"]["backends"]:
+        summary = json.loads((CAMPAIGN / "runs" / backend / "summary.json").read_text())
+        tps = [f"{summary['averages'][p]['tps']:.2f}" for p in campaign["config"]["patterns"]]
+        assert f"| {backend} | {' | '.join(tps)} |" in md  # the overview, as `authbench run` averaged it
+        for cell in summary["cells"]:
+            s = cell["summary"]
+            row = f"| {cell['pattern']} #{cell['repetition']} | {s['tests']} | {s['errors']} | {s['mean_ms']:.1f} |"
+            assert row in md
+        marks = ["○" if c["passed"] else "×" for c in campaign["checks"][backend]]
+        assert f"| {backend} | {' | '.join(marks)} |" in md
+    for section in ("Findings", "Overview", "Cluster checks", "Response-time distribution", "Server CPU",
+                    "Configuration", "Versions", "Machine"):
+        assert section in html and section in md
+
+
+def test_findings_paragraph_is_in_both_reports(campaign_report):
+    _, html, md = campaign_report
+    assert "Test 3 fails for memcached, stateless." in md  # the stored checks: terracotta passes all three
+    assert "Test 3 fails for memcached, stateless." in html
+    assert re.search(r"At 2 threads \(2x20\) \w+ has the highest TPS", md) or "are level" in md
+
+
+def test_killed_run_shows_the_cut_cell_from_its_samples(tmp_path):
+    _, md_path = write_report(KILLED, tmp_path)
+    md = md_path.read_text()
+    results = load(KILLED)
+    [cut] = [c for c in results.cells if c.status == INCOMPLETE]
+    assert (cut.pattern, cut.repetition) == ("4x10", 2)
+    assert 0 < cut.summary.tests < 40  # half its measured rows, and the half-written last row dropped
+    assert f"| 4x10 #2 (incomplete) | {int(cut.summary.tests)} |" in md
+    assert "4x10 #2 is incomplete" in md and "no finish time" in md
+    complete = [c for c in results.cells if c.pattern == "4x10" and c.status != INCOMPLETE]
+    assert f"| {KILLED.name} | " in md and f"{complete[0].summary.tps:.2f} |" in md  # average leaves it out
+
+
+def test_run_folder_without_resources_or_secrets_in_config(tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(CAMPAIGN / "runs" / "memcached", run)
+    document = json.loads((run / "summary.json").read_text())
+    for cell in document["cells"]:
+        cell.pop("resources")
+    document["config"]["password"] = SECRET
+    document["config"]["accounts"]["password"] = SECRET
+    document["config"]["target"] = f"https://user:{SECRET}@sp.example.org/secure/?token={SECRET}"
+    (run / "summary.json").write_text(json.dumps(document))
+    html, md = (p.read_text() for p in write_report(run, tmp_path / "out"))
+    for text in (html, md):
+        assert SECRET not in text
+        assert "https://sp.example.org/secure/" in text  # the target stays, without user info or query
+        assert "CPU was not sampled" in text
+        assert "Cluster checks" not in text  # a single run has none
+    assert not (tmp_path / "out" / "report-cpu.png").exists()
+
+
+def test_clean_url_drops_credentials_query_and_fragment():
+    assert clean_url("https://u:p@h.example:8443/a/b?x=1#f") == "https://h.example:8443/a/b"
+
+
+def test_write_report_names_bad_input(tmp_path):
+    with pytest.raises(ReportError, match="not a folder"):
+        write_report(tmp_path / "missing")
+    with pytest.raises(ReportError, match="not a results folder"):
+        write_report(tmp_path)
+
+
+def _cli(capsys, *args: str) -> tuple[int, str]:
+    code = main(["report", *args])
+    err = capsys.readouterr().err
+    return code, err
+
+
+def test_cli_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "summary.json").write_text('{"cells": [')
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    cases = {
+        (str(tmp_path / "nope"),): "is not a folder",
+        (str(empty),): "not a results folder",
+        (str(broken),): "is not valid JSON",
+        (str(KILLED), "--out", str(blocker / "sub")): "cannot write the report",
+    }
+    for args, message in cases.items():
+        code, err = _cli(capsys, *args)
+        assert code == 2, args
+        assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_cli_results_dir_not_writable(tmp_path, capsys):
+    """Without --out the report goes into the results folder; a read-only one is bad input, not a crash."""
+    run = tmp_path / "run"
+    shutil.copytree(KILLED, run)
+    (run / "report.html").mkdir()  # stands in for a read-only folder even for root
+    code, err = _cli(capsys, str(run))
+    assert code == 2 and "cannot write the report" in err and "--out" in err
