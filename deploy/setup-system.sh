@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the lab runs (real servers) and python-ldap needs to build.
+# Installs the Debian packages the lab runs (real servers), python-ldap needs to build, and the web UI's
+# browser tests drive (chromium, headless, through Playwright).
 # Called by `make setup`; does nothing when everything is already there.
 set -euo pipefail
 
-PACKAGES=(slapd ldap-utils memcached redis-server haproxy openssl xmlsec1 libldap2-dev libsasl2-dev)
+PACKAGES=(slapd ldap-utils memcached redis-server haproxy openssl xmlsec1 libldap2-dev libsasl2-dev chromium)
 # What each package provides, to tell whether it is already installed without asking dpkg by name.
 CHECKS=(/usr/sbin/slapd /usr/bin/ldapsearch /usr/bin/memcached /usr/bin/redis-server /usr/sbin/haproxy
-        /usr/bin/openssl /usr/bin/xmlsec1 /usr/include/ldap.h /usr/include/sasl/sasl.h)
+        /usr/bin/openssl /usr/bin/xmlsec1 /usr/include/ldap.h /usr/include/sasl/sasl.h
+        /usr/bin/chromium)
 
 missing=()
 for i in "${!PACKAGES[@]}"; do
