@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import os
 import socket
-import sys
 from pathlib import Path
 
 from . import CliError, say
@@ -32,7 +31,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     web.set_defaults(handler=_web)
 
 
-def _web(args: argparse.Namespace) -> int:
+def build(args: argparse.Namespace, environ: dict[str, str]):
+    """Check the options and make the environment, Locust's web UI (not yet serving) and our routes."""
     from ..runner import create_environment
     from ..users.saml import SAMLUser
     from ..web import app, auth
@@ -40,7 +40,7 @@ def _web(args: argparse.Namespace) -> int:
 
     if not 0 < args.web_port < 65536:
         raise CliError(f"--web-port {args.web_port} is not a port number")
-    credentials = auth.load_credentials(args.web_auth_file, dict(os.environ))
+    credentials = auth.load_credentials(args.web_auth_file, environ)
     auth.check_exposure(args.web_host, credentials, args.web_login)
     parse_form({"target": "lab:x", "pattern": "1x1"}, args.run_options)  # a bad --run-options fails now
     results = Path(args.results)
@@ -49,19 +49,23 @@ def _web(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise CliError(f"cannot create --results {args.results!r}: {exc.strerror}") from None
     _check_port(args.web_host, args.web_port)
-    # Locust's UI parses sys.argv with its own parser to list extra options; ours are not Locust's.
-    sys.argv[1:] = []
     environment = create_environment(SAMLUser, settings=None)
-    environment.create_local_runner()
+    # The UI first: made before the runner, Locust does not yet read its template arguments (app.install).
     web_ui = environment.create_web_ui(args.web_host, args.web_port, web_login=credentials is not None,
                                        delayed_start=True)
+    environment.create_local_runner()
     if credentials is not None:
         auth.install(web_ui, credentials)
     launcher = app.install(environment, results, args.run_options)
+    return environment, web_ui, launcher, credentials
+
+
+def _web(args: argparse.Namespace) -> int:
+    environment, web_ui, launcher, credentials = build(args, dict(os.environ))
     web_ui.start()
     login = f" (login as {credentials.username})" if credentials else ""
     say(f"authbench web UI on http://{args.web_host}:{args.web_port}/authbench/{login}; "
-        f"Locust's own tabs at /; results in {results}; Ctrl-C to stop")
+        f"Locust's own tabs at /; results in {args.results}; Ctrl-C to stop")
     try:
         web_ui.greenlet.join()
     finally:

@@ -8,8 +8,11 @@ Every route goes through Locust's `auth_required_if_enabled`, so `--web-login` g
 from __future__ import annotations
 
 import logging
+import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from flask import Response, jsonify, redirect, request, send_file, send_from_directory
 
@@ -58,6 +61,7 @@ def install(environment, results: Path, run_options: str = "") -> Launcher:
         return jsonify({"success": False, "message": SWARM_REFUSED, "host": environment.host})
 
     app.view_functions["locust.swarm"] = guard(refuse_swarm)
+    web_ui.update_template_args = _without_our_argv(web_ui.update_template_args)
 
     @app.route(f"{PREFIX}")
     def to_page() -> Response:
@@ -82,8 +86,10 @@ def install(environment, results: Path, run_options: str = "") -> Launcher:
     @app.route(f"{PREFIX}/api/start", methods=["POST"])
     @guard
     def start() -> tuple[Response, int]:
-        # JSON only: a cross-site HTML form cannot send it, so a logged-in browser cannot be made to start load.
-        form: Any = request.get_json(silent=True) if request.is_json else None
+        refused = _foreign(request)
+        if refused:
+            return refused
+        form: Any = request.get_json(silent=True)
         if not isinstance(form, dict):
             return jsonify({"ok": False, "message": "send the form as a JSON object"}), 400
         try:
@@ -95,9 +101,7 @@ def install(environment, results: Path, run_options: str = "") -> Launcher:
     @app.route(f"{PREFIX}/api/stop", methods=["POST"])
     @guard
     def stop() -> tuple[Response, int]:
-        if not request.is_json:
-            return jsonify({"ok": False, "message": "send a JSON request"}), 400
-        return jsonify({"ok": launcher.stop()}), 200
+        return _foreign(request) or jsonify({"ok": launcher.stop()}), 200
 
     @app.route(f"{PREFIX}/api/campaign")
     @guard
@@ -113,3 +117,30 @@ def install(environment, results: Path, run_options: str = "") -> Launcher:
         return send_file(path, as_attachment=True, download_name=f"{path.parent.name}-{name}")
 
     return launcher
+
+
+def _without_our_argv(update: Callable[[], None]) -> Callable[[], None]:
+    """Locust's UI parses sys.argv with Locust's parser to list extra options: ours would make it exit."""
+
+    def wrapper() -> None:
+        saved = sys.argv[1:]
+        sys.argv[1:] = []
+        try:
+            update()
+        finally:
+            sys.argv[1:] = saved
+
+    return wrapper
+
+
+def _foreign(req) -> tuple[Response, int] | None:
+    """Refuse a state-changing request another web site's page could have sent (Locust allows any origin).
+
+    A JSON body cannot come from a plain cross-site form, and a cross-site fetch carries its Origin.
+    """
+    if not req.is_json:
+        return jsonify({"ok": False, "message": "send the request as JSON"}), 400
+    origin = req.headers.get("Origin")
+    if origin and urlsplit(origin).netloc != req.host:
+        return jsonify({"ok": False, "message": f"requests from {origin} are refused"}), 403
+    return None

@@ -113,9 +113,10 @@ class LiveRun:
             "started": self.started, "finished": self.finished,
             "plan": None if plan is None else {"patterns": [p.label for p in plan.patterns], "warmup_s": plan.warmup,
                                                "repeat": plan.repeat, "cells": len(plan.cells())},
-            "current": None if running is None else {
-                "pattern": running["pattern"], "repetition": running["repetition"], "phase": self.phase,
-                "cell": len(self.cells) + 1, "users": self.pattern.users, "runs": self.pattern.runs,
+            "current": None if self.pattern is None else {  # after the run: the last cell, phase ""
+                "pattern": self.pattern.label, "repetition": self.repetition, "phase": self.phase,
+                "cell": len(self.cells) + (1 if self.phase else 0), "users": self.pattern.users,
+                "runs": self.pattern.runs,
                 "per_user": [{"user": user, "warmup": counts[WARMUP], "measured": counts[MEASURED]}
                              for user, counts in sorted(self.per_user.items())],
             },

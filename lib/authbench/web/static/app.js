@@ -55,7 +55,7 @@ function showRun(s) {
   const where = [];
   if (s.run_id) where.push(`run ${s.run_id}`);
   if (s.target) where.push(s.target);
-  if (s.current) where.push(`pattern ${s.current.pattern}, repetition ${s.current.repetition} of ${s.plan.repeat} ` +
+  if (s.current && phase) where.push(`pattern ${s.current.pattern}, repetition ${s.current.repetition} of ${s.plan.repeat} ` +
                             `(cell ${s.current.cell} of ${s.plan.cells})`);
   $("where").textContent = where.join(" · ");
   $("message").textContent = s.message || "";
@@ -72,11 +72,16 @@ function showRun(s) {
   if (s.running) rows.push(grinderRow(s.running));
   fill(document.querySelector("#grinder tbody"), rows);
 
-  fill(document.querySelector("#reasons tbody"), s.reasons.map((r) => {
+  const reasons = s.reasons.map((r) => {
     const tr = document.createElement("tr");
     cell(tr, r.reason); cell(tr, String(r.measured)); cell(tr, String(r.warmup));
     return tr;
-  }));
+  });
+  if (!reasons.length && s.plan) {
+    reasons.push(document.createElement("tr"));
+    cell(reasons[0], "none so far", { colspan: "3", class: "none" });
+  }
+  fill(document.querySelector("#reasons tbody"), reasons);
   const users = s.current ? s.current.per_user : [];
   $("per-user-cell").textContent = s.current ? `(${s.current.pattern} #${s.current.repetition})` : "";
   fill(document.querySelector("#per-user tbody"), users.map((u) => {
