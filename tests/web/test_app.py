@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 
+import gevent
 import pytest
 from campaign_data import make_campaign
 
@@ -132,3 +134,22 @@ def test_command_line_refusals(tmp_path, capsys, monkeypatch, args, environ, mes
     err = capsys.readouterr().err
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1
     assert "no-colon-secret" not in err
+
+
+def test_stop_ends_the_run_and_keeps_its_samples(lab_env, tmp_path):
+    environment, web_ui, launcher, _ = _build(tmp_path)
+    client = web_ui.app.test_client()
+    answer = client.post("/authbench/api/start", json={"target": "lab:stateless", "pattern": "2x1000",
+                                                       "warmup": "1m", "repeat": "3"})
+    run_id = answer.get_json()["run_id"]
+    deadline = time.monotonic() + RUN_LIMIT
+    while client.get("/authbench/api/state").get_json()["journeys"]["warmup"] < 5:  # load is on
+        assert time.monotonic() < deadline
+        gevent.sleep(0.1)
+    assert client.post("/authbench/api/stop", json={}).get_json() == {"ok": True}
+    state = client.get("/authbench/api/state").get_json()
+    assert state["state"] == "stopped" and not state["busy"] and environment.runner.state == "stopped"
+    rows = (tmp_path / "results" / run_id / "samples.csv").read_text().splitlines()
+    assert len(rows) - 1 >= 5 and all(",warmup," in row for row in rows[1:])
+    assert json.loads((tmp_path / "results" / run_id / "summary.json").read_text())["finished"] is None
+    environment.runner.quit()
