@@ -62,6 +62,8 @@ def test_login_guards_every_route(tmp_path):
 def test_locust_start_dialog_points_to_ours_and_forged_requests_are_refused(tmp_path):
     environment, web_ui, _, _ = _build(tmp_path)
     client = web_ui.app.test_client()
+    index = client.get("/").get_data(as_text=True)  # Locust's own UI, with a link to ours in its Download tab
+    assert "window.templateArgs" in index and '"href": "/authbench/"' in index
     swarm = client.post("/swarm", data={"user_count": "5", "spawn_rate": "1"}).get_json()
     assert swarm["success"] is False and "/authbench/" in swarm["message"]
     assert environment.runner.state == "ready"  # nothing started
