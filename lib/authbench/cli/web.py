@@ -14,7 +14,7 @@ DEFAULT_PORT = 8089
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    from ..web.auth import AUTH_ENV
+    from ..web import AUTH_ENV
 
     web = subparsers.add_parser("web", help="web UI: start plans, watch the Grinder table fill, last campaign")
     web.add_argument("--web-host", default=DEFAULT_HOST,

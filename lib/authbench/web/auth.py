@@ -17,8 +17,8 @@ from flask import redirect, request, session
 from flask_login import UserMixin, login_user
 
 from ..cli import CliError
+from . import AUTH_ENV
 
-AUTH_ENV = "AUTHBENCH_WEB_AUTH"  # "user:password"
 LOGIN_PATH = "/authbench/login"
 LOGIN_TITLE = "authbench"
 BAD_LOGIN = "wrong user name or password"
