@@ -17,6 +17,8 @@ from ..results.summary import Summary, average, summarize
 from ..results.table import run_label
 
 TIMELINE_POINTS = 600  # seconds of the per-second chart kept (ten minutes)
+RUNNING_SUMMARY_EVERY_S = 1.0  # the running cell's row is recomputed at most this often (it reads all its samples)
+PER_USER_ROWS = 100  # users listed with their counts; a 10,000-user pattern would make every poll heavy
 IDLE, STARTING, RUNNING, DONE, STOPPED, FAILED = "idle", "starting", "running", "done", "stopped", "failed"
 
 
@@ -61,6 +63,7 @@ class LiveRun:
     def _reset_cell(self, pattern: Pattern | None, repetition: int, phase: str) -> None:
         self.pattern, self.repetition, self.phase = pattern, repetition, phase
         self.cell_samples: list[Sample] = []  # measured only: the running cell's Grinder row
+        self._running_summary: tuple[float, int, dict[str, Any] | None] = (0.0, 0, None)  # when, of how many, what
         self.per_user: dict[int, Counter[str]] = {}
 
     def on_cell_start(self, pattern: Pattern, repetition: int, warmup_s: float, **_: Any) -> None:
@@ -92,6 +95,7 @@ class LiveRun:
                            "complete": cell.complete, "summary": summary.to_dict()})
         self._summaries.setdefault(cell.pattern.label, []).append(summary)
         self.cell_samples = []
+        self.phase = ""  # between cells: nothing is running until the next cell_start
 
     # -- the JSON the page polls -------------------------------------------------------------------
 
@@ -106,8 +110,7 @@ class LiveRun:
         running = None
         if self.pattern is not None and self.phase:
             running = {"label": run_label(self.pattern.label, self.repetition), "pattern": self.pattern.label,
-                       "repetition": self.repetition, "kind": "running",
-                       "summary": summarize(self.cell_samples).to_dict() if self.cell_samples else None}
+                       "repetition": self.repetition, "kind": "running", "summary": self._running_row()}
         return {
             "state": self.state, "message": self.message, "run_id": self.run_id, "target": self.target,
             "started": self.started, "finished": self.finished,
@@ -118,7 +121,7 @@ class LiveRun:
                 "cell": len(self.cells) + (1 if self.phase else 0), "users": self.pattern.users,
                 "runs": self.pattern.runs,
                 "per_user": [{"user": user, "warmup": counts[WARMUP], "measured": counts[MEASURED]}
-                             for user, counts in sorted(self.per_user.items())],
+                             for user, counts in sorted(self.per_user.items())[:PER_USER_ROWS]],
             },
             "journeys": {"measured": self.done[MEASURED], "warmup": self.done[WARMUP], "planned": planned},
             "rows": rows, "running": running,
@@ -128,3 +131,11 @@ class LiveRun:
             "timeline": [{"t": second, "ok": ok, "errors": errors, "mean_ms": total / ok if ok else None}
                          for second, (ok, total, errors) in sorted(self._timeline.items())],
         }
+
+    def _running_row(self) -> dict[str, Any] | None:
+        when, count, row = self._running_summary
+        now = time.monotonic()
+        if count != len(self.cell_samples) and now - when >= RUNNING_SUMMARY_EVERY_S:
+            row = summarize(self.cell_samples).to_dict() if self.cell_samples else None
+            self._running_summary = (now, len(self.cell_samples), row)
+        return row

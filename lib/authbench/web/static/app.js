@@ -83,7 +83,8 @@ function showRun(s) {
   }
   fill(document.querySelector("#reasons tbody"), reasons);
   const users = s.current ? s.current.per_user : [];
-  $("per-user-cell").textContent = s.current ? `(${s.current.pattern} #${s.current.repetition})` : "";
+  const shown = s.current && users.length < s.current.users ? `, first ${users.length} of ${s.current.users}` : "";
+  $("per-user-cell").textContent = s.current ? `(${s.current.pattern} #${s.current.repetition}${shown})` : "";
   fill(document.querySelector("#per-user tbody"), users.map((u) => {
     const tr = document.createElement("tr");
     cell(tr, String(u.user)); cell(tr, String(u.warmup)); cell(tr, String(u.measured)); cell(tr, String(s.current.runs));
