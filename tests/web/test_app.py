@@ -71,6 +71,8 @@ def test_locust_start_dialog_points_to_ours_and_forged_requests_are_refused(tmp_
     assert client.post("/authbench/api/start", data=form).status_code == 400  # an HTML form post
     forged = client.post("/authbench/api/start", json=form, headers={"Origin": "https://evil.example"})
     assert forged.status_code == 403
+    assert client.post("/authbench/api/stop", json={}, headers={"Origin": "https://evil.example"}).status_code == 403
+    assert client.post("/authbench/api/stop", json={}).get_json() == {"ok": False}  # nothing to stop
     environment.runner.quit()
 
 

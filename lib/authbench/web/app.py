@@ -53,7 +53,7 @@ def install(environment, results: Path, run_options: str = "") -> Launcher:
     live = LiveRun()
     live.attach(environment.authbench.events)
     launcher = Launcher(environment, live, results, run_options)
-    # Locust's start dialog links here; its Download tab lists our files too.
+    # Locust's Download tab links to our page; its start dialog answers with a pointer to it.
     web_ui.template_args["extended_csv_files"] = [
         {"href": f"{PREFIX}/", "title": "authbench: start a plan, live Grinder table, last campaign"}]
 
@@ -96,12 +96,16 @@ def install(environment, results: Path, run_options: str = "") -> Launcher:
             run_id = launcher.start({k: str(v) for k, v in form.items()}, preflight=preflight)
         except CliError as exc:
             return jsonify({"ok": False, "message": " ".join(str(exc).split())}), 400
+        except Exception as exc:  # e.g. a damaged lab.json: one line on the page, the traceback in the log
+            log.exception("starting a run from the web UI failed")
+            return jsonify({"ok": False, "message": f"unexpected {type(exc).__name__}: "
+                            + " ".join(str(exc).split())}), 500
         return jsonify({"ok": True, "run_id": run_id}), 200
 
     @app.route(f"{PREFIX}/api/stop", methods=["POST"])
     @guard
     def stop() -> tuple[Response, int]:
-        return _foreign(request) or jsonify({"ok": launcher.stop()}), 200
+        return _foreign(request) or (jsonify({"ok": launcher.stop()}), 200)
 
     @app.route(f"{PREFIX}/api/campaign")
     @guard
