@@ -27,6 +27,7 @@ from ..runner import CellResult, run_plan
 from .live import DONE, FAILED, STOPPED, LiveRun
 
 DEFAULT_CELL_TIME_LIMIT = "10m"  # the form's default bound on one pattern × repetition
+STOP_WAIT = 30.0  # seconds Stop waits for the run to end (Locust gives running journeys STOP_TIMEOUT of them)
 log = logging.getLogger(__name__)
 
 
@@ -59,9 +60,13 @@ def parse_form(form: dict[str, str], run_options: str = "") -> argparse.Namespac
             raise CliError("the time limit per pattern repetition must be more than 0")
     except PlanError as exc:
         raise CliError(str(exc)) from None
+    try:
+        extra = shlex.split(run_options)
+    except ValueError as exc:
+        raise CliError(f"--run-options {run_options!r}: {exc}") from None
+    # Each field is one argument after its option: a value cannot smuggle in options of its own.
     argv = ["run", "--target", target, "--pattern", (form.get("pattern") or "").strip() or ",",
-            "--warmup", (form.get("warmup") or "0").strip(), "--repeat", repeat, "--cell-time-limit", limit,
-            *shlex.split(run_options)]
+            "--warmup", (form.get("warmup") or "0").strip(), "--repeat", repeat, "--cell-time-limit", limit, *extra]
     return _run_parser().parse_args(argv)
 
 
@@ -74,10 +79,11 @@ class Launcher:
         self.results = Path(results)
         self.run_options = run_options
         self.greenlet: gevent.Greenlet | None = None
+        self._starting = False  # a start is checking its target: a second one must not slip in meanwhile
 
     @property
     def running(self) -> bool:
-        return self.greenlet is not None and not self.greenlet.dead
+        return self._starting or (self.greenlet is not None and not self.greenlet.dead)
 
     def start(self, form: dict[str, str], *, preflight: Callable[[Any], str | None]) -> str:
         """Check the form, try one journey, create the run folder and start; the run id, or CliError."""
@@ -85,15 +91,18 @@ class Launcher:
 
         if self.running:
             raise CliError("a run is in progress; stop it first")
-        args = parse_form(form, self.run_options)
-        prepared = prepare(args)
-        problem = preflight(prepared.settings)
-        if problem:
-            raise CliError(problem)
+        self._starting = True
         try:
-            run_dir = results_dir(self.results)
-        except (OSError, ValueError) as exc:
-            raise CliError(f"cannot write results under {str(self.results)!r}: {exc}") from None
+            prepared = prepare(parse_form(form, self.run_options))
+            problem = preflight(prepared.settings)  # one journey: unreachable target, no login form, refused account
+            if problem:
+                raise CliError(problem)
+            try:
+                run_dir = results_dir(self.results)
+            except (OSError, ValueError) as exc:
+                raise CliError(f"cannot write results under {str(self.results)!r}: {exc}") from None
+        finally:
+            self._starting = False
         self.environment.authbench.settings = prepared.settings
         self.live.begin(run_dir.name, prepared.target, prepared.plan)
         self.greenlet = gevent.spawn(self._run, run_dir, prepared)
@@ -101,9 +110,9 @@ class Launcher:
 
     def stop(self) -> bool:
         """End the run now: finished cells stay written, the running one's samples stay in samples.csv."""
-        if not self.running:
+        if self.greenlet is None or self.greenlet.dead:
             return False
-        self.greenlet.kill(block=True, timeout=30)
+        self.greenlet.kill(block=True, timeout=STOP_WAIT)
         return True
 
     def _run(self, run_dir: Path, prepared: Any) -> None:
