@@ -32,7 +32,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def build(args: argparse.Namespace, environ: dict[str, str]):
-    """Check the options and make the environment, Locust's web UI (not yet serving) and our routes."""
+    """Check the options and make the environment, Locust's web UI (not yet serving: no port taken) and our routes."""
     from ..runner import create_environment
     from ..users.saml import SAMLUser
     from ..web import app, auth
@@ -48,7 +48,6 @@ def build(args: argparse.Namespace, environ: dict[str, str]):
         results.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise CliError(f"cannot create --results {args.results!r}: {exc.strerror}") from None
-    _check_port(args.web_host, args.web_port)
     environment = create_environment(SAMLUser, settings=None)
     # The UI first: made before the runner, Locust does not yet read its template arguments (app.install).
     web_ui = environment.create_web_ui(args.web_host, args.web_port, web_login=credentials is not None,
@@ -62,6 +61,7 @@ def build(args: argparse.Namespace, environ: dict[str, str]):
 
 def _web(args: argparse.Namespace) -> int:
     environment, web_ui, launcher, credentials = build(args, dict(os.environ))
+    _check_port(args.web_host, args.web_port)
     web_ui.start()
     login = f" (login as {credentials.username})" if credentials else ""
     say(f"authbench web UI on http://{args.web_host}:{args.web_port}/authbench/{login}; "
