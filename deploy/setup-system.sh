@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the lab runs (real servers), python-ldap needs to build, and the tests use
-# (prometheus: a real server for the campaign's server-side queries).
-# Called by `make setup`; does nothing when everything is already there.
+# Installs the Debian packages the lab runs (real servers), python-ldap needs to build, and the tests use:
+# prometheus (a real server for the campaign's server-side queries) and chromium (the web UI's browser
+# tests, headless through Playwright). Called by `make setup`; does nothing when everything is there.
 set -euo pipefail
 
-PACKAGES=(slapd ldap-utils memcached redis-server haproxy openssl xmlsec1 libldap2-dev libsasl2-dev prometheus)
+PACKAGES=(slapd ldap-utils memcached redis-server haproxy openssl xmlsec1 libldap2-dev libsasl2-dev prometheus
+          chromium)
 # What each package provides, to tell whether it is already installed without asking dpkg by name.
 CHECKS=(/usr/sbin/slapd /usr/bin/ldapsearch /usr/bin/memcached /usr/bin/redis-server /usr/sbin/haproxy
-        /usr/bin/openssl /usr/bin/xmlsec1 /usr/include/ldap.h /usr/include/sasl/sasl.h /usr/bin/prometheus)
+        /usr/bin/openssl /usr/bin/xmlsec1 /usr/include/ldap.h /usr/include/sasl/sasl.h /usr/bin/prometheus
+        /usr/bin/chromium)
 
 missing=()
 for i in "${!PACKAGES[@]}"; do

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from . import EXIT_FAILURE, CliError, say
@@ -18,6 +20,10 @@ from .options import (
     running_lab,
     tls_verify,
 )
+
+if TYPE_CHECKING:
+    from ..patterns import Plan
+    from ..users.saml import SAMLSettings
 
 LAB_PREFIX = "lab:"
 LAB_SSO_PATH = "/idp/profile/SAML2/Redirect/SSO"
@@ -95,11 +101,21 @@ def _lab_target(name: str, args: argparse.Namespace) -> tuple[str, str, dict]:
                                       "idp_cert": config.cluster_dir(name)}
 
 
-def _run(args: argparse.Namespace) -> int:
-    from .. import headless
+@dataclass
+class PreparedRun:
+    """A run's plan and journey settings, checked; `config` describes it for the record (no secrets)."""
+
+    plan: Plan
+    settings: SAMLSettings
+    config: dict[str, Any]
+    target: str
+    cell_time_limit: float
+
+
+def prepare(args: argparse.Namespace) -> PreparedRun:
+    """Options (of `authbench run`, or the web UI's form parsed by the same parser) → a checked run; CliError."""
     from ..patterns import PlanError, parse_duration, parse_plan
-    from ..results.recorder import results_dir
-    from ..users.saml import SAMLSettings, SAMLUser, preflight, time_wait_count
+    from ..users.saml import SAMLSettings
 
     try:
         plan = parse_plan(args.pattern, args.warmup, args.repeat)
@@ -127,6 +143,20 @@ def _run(args: argparse.Namespace) -> int:
         )
     except ValueError as exc:
         raise CliError(str(exc)) from None
+    config = {"target": target, "sp": args.sp, "verify_signature": args.verify_signature,
+              "tls_verify": verify if isinstance(verify, bool) else f"CA bundle {verify}",
+              "timeout_s": timeout, "accounts": account_source, "login_form": settings.describe_fields(),
+              "reuse_session": args.reuse_session, "new_connection": args.new_connection}
+    return PreparedRun(plan, settings, config, target, cell_limit)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from .. import headless
+    from ..results.recorder import results_dir
+    from ..users.saml import SAMLUser, preflight, time_wait_count
+
+    prepared = prepare(args)
+    plan, settings, target = prepared.plan, prepared.settings, prepared.target
     try:
         run_dir = results_dir(Path(args.results), args.run_id)  # fails now, not after the load, if unwritable
     except (OSError, ValueError) as exc:
@@ -134,16 +164,13 @@ def _run(args: argparse.Namespace) -> int:
     problem = preflight(settings)  # before any warm-up: unreachable target, no login form, refused account
     if problem:
         raise CliError(problem)
-    config = {"target": target, "sp": args.sp, "verify_signature": args.verify_signature,
-              "tls_verify": verify if isinstance(verify, bool) else f"CA bundle {verify}",
-              "timeout_s": timeout, "accounts": account_source, "login_form": settings.describe_fields(),
-              "reuse_session": args.reuse_session, "new_connection": args.new_connection}
     say(f"target {target}: reachable, login form found; plan {args.pattern}, warm-up {plan.warmup:g} s, "
         f"{plan.repeat} repetition(s)")
     port = urlsplit(target).port or (443 if target.startswith("https") else 80)
     extras = (lambda: {"time_wait_after": time_wait_count(port)}) if args.new_connection else None
-    report = headless.execute(plan, SAMLUser, settings, config=config, results_base=run_dir.parent,
-                              run_id=run_dir.name, cell_time_limit=cell_limit, say=say, cell_extras=extras)
+    report = headless.execute(plan, SAMLUser, settings, config=prepared.config, results_base=run_dir.parent,
+                              run_id=run_dir.name, cell_time_limit=prepared.cell_time_limit, say=say,
+                              cell_extras=extras)
     headless.print_report(report, say)
     if args.new_connection:
         say(f"sockets in TIME_WAIT towards port {port} after the run: {time_wait_count(port)}")

@@ -1,0 +1,150 @@
+"""authbench's page and JSON endpoints on Locust's web UI, under /authbench/.
+
+Locust's own UI stays at / with its charts and tables; its start dialog is turned into a pointer to
+ours, since a free Locust run has none of a plan's exactness (patterns, warm-up, repetitions).
+Every route goes through Locust's `auth_required_if_enabled`, so `--web-login` guards them all.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from flask import Response, jsonify, redirect, request, send_file, send_from_directory
+
+from ..cli import CliError
+from .campaign import campaign_view, report_path
+from .launch import DEFAULT_CELL_TIME_LIMIT, Launcher
+from .live import LiveRun
+
+PREFIX = "/authbench"
+STATIC_DIR = Path(__file__).parent / "static"
+SWARM_REFUSED = f"start runs from authbench's page ({PREFIX}/): exact patterns, warm-up and repetitions"
+DEFAULT_FORM = {"pattern": "2x1000,10x200,20x200", "warmup": "60s", "repeat": "3",
+                "cell_time_limit": DEFAULT_CELL_TIME_LIMIT}
+log = logging.getLogger(__name__)
+
+
+def lab_backends() -> list[str]:
+    """The clusters of the running embedded lab (as `lab:NAME` targets resolve them), or none."""
+    from authbench_lab import lab
+    from authbench_lab.config import LabConfig
+
+    from ..cli.lab import default_run_dir
+
+    try:
+        state = lab.read_state(default_run_dir())
+        return list(LabConfig.from_dict(state["config"]).backends) if state else []
+    except Exception:  # a broken or foreign lab.json: no lab to offer, the URL field still works
+        return []
+
+
+def install(environment, results: Path, run_options: str = "") -> Launcher:
+    """Add the routes to `environment.web_ui` and listen to the run's events; the launcher they drive."""
+    from ..users.saml import preflight
+
+    web_ui = environment.web_ui
+    app = web_ui.app
+    guard = web_ui.auth_required_if_enabled
+    live = LiveRun()
+    live.attach(environment.authbench.events)
+    launcher = Launcher(environment, live, results, run_options)
+    # Locust's Download tab links to our page; its start dialog answers with a pointer to it.
+    web_ui.template_args["extended_csv_files"] = [
+        {"href": f"{PREFIX}/", "title": "authbench: start a plan, live Grinder table, last campaign"}]
+
+    def refuse_swarm() -> Response:
+        return jsonify({"success": False, "message": SWARM_REFUSED, "host": environment.host})
+
+    app.view_functions["locust.swarm"] = guard(refuse_swarm)
+    web_ui.update_template_args = _without_our_argv(web_ui.update_template_args)
+
+    @app.route(f"{PREFIX}")
+    def to_page() -> Response:
+        return redirect(f"{PREFIX}/")
+
+    @app.route(f"{PREFIX}/")
+    @guard
+    def page() -> Response:
+        return send_from_directory(STATIC_DIR, "index.html")
+
+    @app.route(f"{PREFIX}/static/<path:name>")
+    @guard
+    def static_file(name: str) -> Response:
+        return send_from_directory(STATIC_DIR, name)
+
+    @app.route(f"{PREFIX}/api/state")
+    @guard
+    def state() -> Response:
+        return jsonify({**live.snapshot(), "busy": launcher.running, "lab_backends": lab_backends(),
+                        "defaults": DEFAULT_FORM, "results": str(results)})
+
+    @app.route(f"{PREFIX}/api/start", methods=["POST"])
+    @guard
+    def start() -> tuple[Response, int]:
+        refused = _foreign(request)
+        if refused:
+            return refused
+        form: Any = request.get_json(silent=True)
+        if not isinstance(form, dict):
+            return jsonify({"ok": False, "message": "send the form as a JSON object"}), 400
+        try:
+            run_id = launcher.start({k: str(v) for k, v in form.items()}, preflight=preflight)
+        except CliError as exc:
+            return jsonify({"ok": False, "message": " ".join(str(exc).split())}), 400
+        except Exception as exc:  # e.g. a damaged lab.json: one line on the page, the traceback in the log
+            log.exception("starting a run from the web UI failed")
+            return jsonify({"ok": False, "message": f"unexpected {type(exc).__name__}: "
+                            + " ".join(str(exc).split())}), 500
+        return jsonify({"ok": True, "run_id": run_id}), 200
+
+    @app.route(f"{PREFIX}/api/stop", methods=["POST"])
+    @guard
+    def stop() -> tuple[Response, int]:
+        return _foreign(request) or (jsonify({"ok": launcher.stop()}), 200)
+
+    @app.route(f"{PREFIX}/api/campaign")
+    @guard
+    def campaign() -> Response:
+        return jsonify(campaign_view(results))
+
+    @app.route(f"{PREFIX}/report/<name>")
+    @guard
+    def report(name: str) -> tuple[Response, int] | Response:
+        path = report_path(results, name)
+        if path is None:
+            return jsonify({"ok": False, "message": f"the last campaign has no {name}"}), 404
+        return send_file(path, as_attachment=True, download_name=f"{path.parent.name}-{name}")
+
+    return launcher
+
+
+def _without_our_argv(update: Callable[[], None]) -> Callable[[], None]:
+    """Locust's UI parses sys.argv with Locust's parser to list extra options: ours would make it exit."""
+
+    def wrapper() -> None:
+        saved = sys.argv[1:]
+        sys.argv[1:] = []
+        try:
+            update()
+        finally:
+            sys.argv[1:] = saved
+
+    return wrapper
+
+
+def _foreign(req) -> tuple[Response, int] | None:
+    """Refuse a state-changing request another web site's page could have sent (Locust allows any origin).
+
+    A JSON body cannot come from a plain cross-site form, and a cross-site fetch carries its Origin.
+    """
+    if not req.is_json:
+        return jsonify({"ok": False, "message": "send the request as JSON"}), 400
+    origin = req.headers.get("Origin")
+    if origin and urlsplit(origin).netloc != req.host:
+        return jsonify({"ok": False, "message": f"requests from {origin} are refused"}), 403
+    return None

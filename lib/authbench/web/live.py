@@ -1,0 +1,141 @@
+"""What the web UI shows of a running plan, kept up to date from authbench's events (events.py).
+
+Built only on `environment.authbench.events`, never on the users' own state, so it sees the same in a
+distributed run (where the master fires the events for every worker's journeys) as in a local one.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from typing import Any
+
+from ..events import RunEvents
+from ..patterns import Pattern, Plan
+from ..results.sample import MEASURED, OK, WARMUP, Sample
+from ..results.summary import Summary, average, summarize
+from ..results.table import run_label
+
+TIMELINE_POINTS = 600  # seconds of the per-second chart kept (ten minutes)
+RUNNING_SUMMARY_EVERY_S = 1.0  # the running cell's row is recomputed at most this often (it reads all its samples)
+PER_USER_ROWS = 100  # users listed with their counts; a 10,000-user pattern would make every poll heavy
+IDLE, STARTING, RUNNING, DONE, STOPPED, FAILED = "idle", "starting", "running", "done", "stopped", "failed"
+
+
+class LiveRun:
+    """The state of the current (or last) run, as plain JSON-ready data; listeners added by `attach`."""
+
+    def __init__(self) -> None:
+        self._clear()
+
+    def _clear(self) -> None:
+        self.state = IDLE
+        self.message = ""
+        self.run_id = ""
+        self.target = ""
+        self.plan: Plan | None = None
+        self.started: float | None = None
+        self.finished: float | None = None
+        self._reset_cell(None, 0, "")
+        self.cells: list[dict[str, Any]] = []  # finished cells: label, pattern, repetition, complete, summary
+        self._summaries: dict[str, list[Summary]] = {}
+        self.done = {WARMUP: 0, MEASURED: 0}
+        self.reasons: dict[str, Counter[str]] = {WARMUP: Counter(), MEASURED: Counter()}
+        self._timeline: dict[int, list[float]] = {}  # epoch second -> [ok journeys ended, sum of their ms, errors]
+
+    def attach(self, events: RunEvents) -> None:
+        events.sample.add_listener(self.on_sample)
+        events.cell_start.add_listener(self.on_cell_start)
+        events.measuring.add_listener(self.on_measuring)
+        events.cell_stop.add_listener(self.on_cell_stop)
+
+    def begin(self, run_id: str, target: str, plan: Plan) -> None:
+        """A new run: forget the previous one."""
+        self._clear()
+        self.state, self.run_id, self.target, self.plan, self.started = RUNNING, run_id, target, plan, time.time()
+
+    def end(self, state: str, message: str = "") -> None:
+        self.state, self.message, self.finished = state, message, time.time()
+        self.phase = ""
+
+    # -- listeners ---------------------------------------------------------------------------------
+
+    def _reset_cell(self, pattern: Pattern | None, repetition: int, phase: str) -> None:
+        self.pattern, self.repetition, self.phase = pattern, repetition, phase
+        self.cell_samples: list[Sample] = []  # measured only: the running cell's Grinder row
+        self._running_summary: tuple[float, int, dict[str, Any] | None] = (0.0, 0, None)  # when, of how many, what
+        self.per_user: dict[int, Counter[str]] = {}
+
+    def on_cell_start(self, pattern: Pattern, repetition: int, warmup_s: float, **_: Any) -> None:
+        self._reset_cell(pattern, repetition, WARMUP if warmup_s > 0 else MEASURED)
+
+    def on_measuring(self, pattern: Pattern, repetition: int, **_: Any) -> None:
+        self.phase = MEASURED
+
+    def on_sample(self, sample: Sample, **_: Any) -> None:
+        self.done[sample.phase] = self.done.get(sample.phase, 0) + 1
+        self.per_user.setdefault(sample.user, Counter())[sample.phase] += 1
+        if sample.outcome != OK:
+            self.reasons.setdefault(sample.phase, Counter())[sample.reason or "unknown"] += 1
+        if sample.phase == MEASURED:
+            self.cell_samples.append(sample)
+        point = self._timeline.setdefault(int(sample.end), [0, 0.0, 0])
+        if sample.outcome == OK:
+            point[0] += 1
+            point[1] += sample.duration_ms
+        else:
+            point[2] += 1
+        if len(self._timeline) > TIMELINE_POINTS:
+            del self._timeline[min(self._timeline)]
+
+    def on_cell_stop(self, cell: Any, **_: Any) -> None:
+        summary = summarize(cell.samples)
+        label = run_label(cell.pattern.label, cell.repetition)
+        self.cells.append({"label": label, "pattern": cell.pattern.label, "repetition": cell.repetition,
+                           "complete": cell.complete, "summary": summary.to_dict()})
+        self._summaries.setdefault(cell.pattern.label, []).append(summary)
+        self.cell_samples = []
+        self.phase = ""  # between cells: nothing is running until the next cell_start
+
+    # -- the JSON the page polls -------------------------------------------------------------------
+
+    def snapshot(self) -> dict[str, Any]:
+        plan = self.plan
+        planned = sum(p.tests for p, _ in plan.cells()) if plan else 0
+        rows = [{**cell, "kind": "cell"} for cell in self.cells]
+        for pattern, summaries in self._summaries.items():
+            if len(summaries) > 1:
+                rows.append({"label": f"{pattern} average", "pattern": pattern, "kind": "average",
+                             "summary": average(summaries).to_dict()})
+        running = None
+        if self.pattern is not None and self.phase:
+            running = {"label": run_label(self.pattern.label, self.repetition), "pattern": self.pattern.label,
+                       "repetition": self.repetition, "kind": "running", "summary": self._running_row()}
+        return {
+            "state": self.state, "message": self.message, "run_id": self.run_id, "target": self.target,
+            "started": self.started, "finished": self.finished,
+            "plan": None if plan is None else {"patterns": [p.label for p in plan.patterns], "warmup_s": plan.warmup,
+                                               "repeat": plan.repeat, "cells": len(plan.cells())},
+            "current": None if self.pattern is None else {  # after the run: the last cell, phase ""
+                "pattern": self.pattern.label, "repetition": self.repetition, "phase": self.phase,
+                "cell": len(self.cells) + (1 if self.phase else 0), "users": self.pattern.users,
+                "runs": self.pattern.runs,
+                "per_user": [{"user": user, "warmup": counts[WARMUP], "measured": counts[MEASURED]}
+                             for user, counts in sorted(self.per_user.items())[:PER_USER_ROWS]],
+            },
+            "journeys": {"measured": self.done[MEASURED], "warmup": self.done[WARMUP], "planned": planned},
+            "rows": rows, "running": running,
+            "reasons": [{"reason": reason, "measured": self.reasons[MEASURED][reason],
+                         "warmup": self.reasons[WARMUP][reason]}
+                        for reason in sorted(set(self.reasons[MEASURED]) | set(self.reasons[WARMUP]))],
+            "timeline": [{"t": second, "ok": ok, "errors": errors, "mean_ms": total / ok if ok else None}
+                         for second, (ok, total, errors) in sorted(self._timeline.items())],
+        }
+
+    def _running_row(self) -> dict[str, Any] | None:
+        when, count, row = self._running_summary
+        now = time.monotonic()
+        if count != len(self.cell_samples) and now - when >= RUNNING_SUMMARY_EVERY_S:
+            row = summarize(self.cell_samples).to_dict() if self.cell_samples else None
+            self._running_summary = (now, len(self.cell_samples), row)
+        return row

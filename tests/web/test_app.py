@@ -1,0 +1,159 @@
+"""`authbench web`'s routes through Flask's test client (real app, real lab; only the socket is skipped).
+
+Login, refusals and a run started in-process against the session lab, with failures injected.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+
+import gevent
+import pytest
+from campaign_data import make_campaign
+
+from authbench.cli import build_parser, main
+from authbench.cli.web import build
+from authbench.web.auth import AUTH_ENV, BAD_LOGIN
+
+from ports import WEB
+
+ACCOUNT, SECRET = "admin", "s3cret-Web-pass"
+RUN_LIMIT = 60.0  # seconds the in-process run may take
+
+
+def _build(tmp_path, *extra: str, environ: dict[str, str] | None = None):
+    args = build_parser().parse_args(["web", "--web-port", str(WEB + 1), "--results", str(tmp_path / "results"),
+                                      *extra])
+    return build(args, environ or {})
+
+
+def _basic(user: str, password: str) -> dict[str, str]:
+    return {"Authorization": "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()}
+
+
+@pytest.fixture
+def lab_env(lab, monkeypatch):
+    monkeypatch.setenv("AUTHBENCH_LAB_DIR", str(lab.run_dir))
+    return lab
+
+
+def test_login_guards_every_route(tmp_path):
+    environment, web_ui, _, _ = _build(tmp_path, "--web-host", "0.0.0.0", environ={AUTH_ENV: f"{ACCOUNT}:{SECRET}"})
+    client = web_ui.app.test_client()
+    for path in ("/authbench/", "/authbench/api/state", "/authbench/api/campaign", "/", "/stats/requests"):
+        assert client.get(path).status_code == 302, path  # to the login page
+    assert client.get("/authbench/api/state", headers=_basic(ACCOUNT, "wrong")).status_code == 302
+    answer = client.get("/authbench/api/state", headers=_basic(ACCOUNT, SECRET))
+    assert answer.status_code == 200 and answer.get_json()["state"] == "idle"
+    bad = client.post("/authbench/login", data={"username": ACCOUNT, "password": "nope"})
+    assert bad.status_code == 302 and bad.location.endswith("/login")
+    assert BAD_LOGIN in client.get("/login").get_data(as_text=True)
+    good = client.post("/authbench/login", data={"username": ACCOUNT, "password": SECRET})
+    assert good.status_code == 302 and good.location.endswith("/authbench/")
+    page = client.get("/authbench/")
+    assert page.status_code == 200 and b"Grinder table" in page.data
+    for path in ("/", "/login", "/authbench/api/state", "/authbench/api/campaign"):
+        assert SECRET not in client.get(path).get_data(as_text=True)
+    environment.runner.quit()
+
+
+def test_locust_start_dialog_points_to_ours_and_forged_requests_are_refused(tmp_path):
+    environment, web_ui, _, _ = _build(tmp_path)
+    client = web_ui.app.test_client()
+    index = client.get("/").get_data(as_text=True)  # Locust's own UI, with a link to ours in its Download tab
+    assert "window.templateArgs" in index and '"href": "/authbench/"' in index
+    swarm = client.post("/swarm", data={"user_count": "5", "spawn_rate": "1"}).get_json()
+    assert swarm["success"] is False and "/authbench/" in swarm["message"]
+    assert environment.runner.state == "ready"  # nothing started
+    form = {"target": "lab:stateless", "pattern": "2x5"}
+    assert client.post("/authbench/api/start", data=form).status_code == 400  # an HTML form post
+    forged = client.post("/authbench/api/start", json=form, headers={"Origin": "https://evil.example"})
+    assert forged.status_code == 403
+    assert client.post("/authbench/api/stop", json={}, headers={"Origin": "https://evil.example"}).status_code == 403
+    assert client.post("/authbench/api/stop", json={}).get_json() == {"ok": False}  # nothing to stop
+    environment.runner.quit()
+
+
+@pytest.mark.parametrize(("form", "message"), [
+    ({"target": "lab:stateless", "pattern": "2x2O"}, "is not USERSxRUNS"),
+    ({"target": "lab:stateless", "pattern": "2x5", "warmup": "soon"}, "duration 'soon'"),
+    ({"target": "lab:stateless", "pattern": "2x5", "repeat": "two"}, "repetitions 'two'"),
+    ({"target": "", "pattern": "2x5"}, "give a target"),
+    ({"target": "lab:nope", "pattern": "2x5"}, "has no 'nope' cluster"),
+    ({"target": "ftp://x/", "pattern": "2x5"}, "is not an http(s) URL"),
+])
+def test_bad_form_is_one_line(lab_env, tmp_path, form, message):
+    environment, web_ui, _, _ = _build(tmp_path)
+    answer = web_ui.app.test_client().post("/authbench/api/start", json=form)
+    body = answer.get_json()
+    assert answer.status_code == 400 and body["ok"] is False and message in body["message"]
+    assert "\n" not in body["message"] and "Traceback" not in body["message"]
+    environment.runner.quit()
+
+
+def test_run_started_here_is_written_and_shown_with_failures(lab_env, tmp_path):
+    rows = ["user,password"] + [f"user{i:03d},{'wrong' if i % 5 == 4 else f'pw-user{i:03d}'}" for i in range(10)]
+    (tmp_path / "accounts.csv").write_text("\n".join(rows) + "\n")
+    make_campaign(tmp_path / "results")
+    environment, web_ui, launcher, _ = _build(tmp_path, "--run-options", f"--accounts-csv {tmp_path / 'accounts.csv'}")
+    client = web_ui.app.test_client()
+    answer = client.post("/authbench/api/start", json={"target": "lab:stateless", "pattern": "2x10", "warmup": "0.5s"})
+    assert answer.status_code == 200, answer.get_json()
+    run_id = answer.get_json()["run_id"]
+    assert client.post("/authbench/api/start", json={"target": "lab:stateless", "pattern": "1x1"}).status_code == 400
+    launcher.greenlet.join(timeout=RUN_LIMIT)
+    state = client.get("/authbench/api/state").get_json()
+    assert state["state"] == "done" and state["busy"] is False
+    document = json.loads((tmp_path / "results" / run_id / "summary.json").read_text())
+    summary = document["cells"][0]["summary"]
+    assert document["finished"] and summary["tests"] == 20 and summary["errors"] == 4  # preflight took user000
+    assert state["rows"][0]["summary"]["tests"] == 20 and state["rows"][0]["summary"]["tps"] == summary["tps"]
+    assert state["reasons"] == [{"reason": "bad credentials", "measured": 4, "warmup": state["reasons"][0]["warmup"]}]
+    assert state["journeys"]["measured"] == 20 and state["journeys"]["planned"] == 20
+    assert sum(u["measured"] for u in state["current"]["per_user"]) == 20
+    assert document["config"]["accounts"]["type"] == "csv"
+    # No password anywhere the UI serves: ours, Locust's JSON, the run folder.
+    served = "".join(client.get(path).get_data(as_text=True) for path in (
+        "/authbench/api/state", "/authbench/api/campaign", "/", "/stats/requests", "/exceptions", "/logs", "/tasks"))
+    written = (tmp_path / "results" / run_id / "samples.csv").read_text() + json.dumps(document)
+    assert "pw-" not in served + written and "wrong" not in served + written
+    environment.runner.quit()
+
+
+@pytest.mark.parametrize(("args", "environ", "message"), [
+    (["--web-host", "0.0.0.0"], {}, "refusing to serve the web UI on 0.0.0.0 without a login"),
+    (["--web-host", ""], {}, "on every address without a login"),
+    (["--web-login"], {}, "--web-login needs an account"),
+    ([], {AUTH_ENV: "no-colon-secret"}, f"${AUTH_ENV} must hold USER:PASSWORD"),
+    (["--web-auth-file", "/nonexistent/auth"], {}, "cannot read --web-auth-file"),
+    (["--run-options=--no-such-option"], {}, "unrecognized arguments: --no-such-option"),
+])
+def test_command_line_refusals(tmp_path, capsys, monkeypatch, args, environ, message):
+    monkeypatch.delenv(AUTH_ENV, raising=False)
+    for key, value in environ.items():
+        monkeypatch.setenv(key, value)
+    code = main(["web", "--web-port", str(WEB + 2), "--results", str(tmp_path), *args])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+    assert "no-colon-secret" not in err
+
+
+def test_stop_ends_the_run_and_keeps_its_samples(lab_env, tmp_path):
+    environment, web_ui, launcher, _ = _build(tmp_path)
+    client = web_ui.app.test_client()
+    answer = client.post("/authbench/api/start", json={"target": "lab:stateless", "pattern": "2x1000",
+                                                       "warmup": "1m", "repeat": "3"})
+    run_id = answer.get_json()["run_id"]
+    deadline = time.monotonic() + RUN_LIMIT
+    while client.get("/authbench/api/state").get_json()["journeys"]["warmup"] < 5:  # load is on
+        assert time.monotonic() < deadline
+        gevent.sleep(0.1)
+    assert client.post("/authbench/api/stop", json={}).get_json() == {"ok": True}
+    state = client.get("/authbench/api/state").get_json()
+    assert state["state"] == "stopped" and not state["busy"] and environment.runner.state == "stopped"
+    rows = (tmp_path / "results" / run_id / "samples.csv").read_text().splitlines()
+    assert len(rows) - 1 >= 5 and all(",warmup," in row for row in rows[1:])
+    assert json.loads((tmp_path / "results" / run_id / "summary.json").read_text())["finished"] is None
+    environment.runner.quit()

@@ -1,0 +1,42 @@
+"""The live view follows authbench's events alone: cells, averages, phases, reasons, per-user counts."""
+
+from __future__ import annotations
+
+import json
+
+from test_runner import CountingUser
+
+from authbench.patterns import parse_plan
+from authbench.runner import run_plan_locally
+from authbench.web.live import LiveRun
+
+
+def test_snapshot_of_a_plan_with_failures_and_repetitions():
+    live = LiveRun()
+    seen = []
+    plan = parse_plan("3x10,2x5", "0.2s", 2)
+    live.begin("r", "nowhere", plan)
+
+    def listen(context) -> None:
+        live.attach(context.events)
+        # what the page shows as each cell ends (added after LiveRun's own listener)
+        context.events.cell_stop.add_listener(lambda cell: seen.append(live.snapshot()))
+
+    run_plan_locally(plan, CountingUser, None, cell_time_limit=60, listen=listen)
+    snapshot = live.snapshot()
+    json.dumps(snapshot)
+    labels = [(row["label"], row["kind"]) for row in snapshot["rows"]]
+    assert labels == [("3x10 #1", "cell"), ("3x10 #2", "cell"), ("2x5 #1", "cell"), ("2x5 #2", "cell"),
+                      ("3x10 average", "average"), ("2x5 average", "average")]
+    assert [row["summary"]["tests"] for row in snapshot["rows"]] == [30, 30, 10, 10, 30, 10]
+    assert snapshot["running"] is None and snapshot["current"]["phase"] == ""
+    assert snapshot["journeys"]["measured"] == snapshot["journeys"]["planned"] == 80
+    assert snapshot["journeys"]["warmup"] > 0
+    errors = sum(row["summary"]["errors"] for row in snapshot["rows"] if row["kind"] == "cell")
+    reasons = {r["reason"]: r for r in snapshot["reasons"]}
+    assert set(reasons) == {"injected"} and reasons["injected"]["measured"] == errors > 0
+    total = snapshot["journeys"]["measured"] + snapshot["journeys"]["warmup"]
+    assert [len(s["rows"]) for s in seen] == [1, 3, 4, 6]  # each cell's row (and average) as it ends
+    last_cell = snapshot["current"]
+    assert last_cell["pattern"] == "2x5" and [u["measured"] for u in last_cell["per_user"]] == [5, 5]
+    assert sum(point["ok"] + point["errors"] for point in snapshot["timeline"]) == total
