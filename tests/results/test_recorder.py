@@ -27,7 +27,6 @@ from authbench.results.sample import ERROR, MEASURED, OK, WARMUP, Sample
 KILL_AFTER_S = 0.3
 CHILD_MAX_ROWS = 100_000
 CHILD_MAX_SECONDS = 10
-RECORD_BUDGET_US = 100  # generous: ~10 µs on a laptop, the bound only catches an fsync or reopen per row
 
 
 def sample(i: int, **changes: object) -> Sample:
@@ -156,17 +155,6 @@ def test_threads_share_one_recorder(tmp_path: Path) -> None:
     rows = list(read_samples(tmp_path / SAMPLES_FILE))
     assert recorder.count == len(rows) == 1000
     assert sorted((s.user, s.iteration) for s in rows) == [(u, i) for u in range(4) for i in range(250)]
-
-
-def test_record_is_cheap(tmp_path: Path) -> None:
-    n = 2000
-    with Recorder(tmp_path) as recorder:
-        s = sample(1)
-        began = time.perf_counter()
-        for _ in range(n):
-            recorder.record(s)
-        per_record_us = (time.perf_counter() - began) / n * 1e6
-    assert per_record_us < RECORD_BUDGET_US
 
 
 def test_summary_is_replaced_atomically(tmp_path: Path) -> None:

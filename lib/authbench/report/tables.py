@@ -9,12 +9,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from authbench.results.summary import DISTRIBUTION_LABELS, SAMPLES_FOR_PERCENTILE, Summary, average
-from authbench.results.table import AVERAGE_LABEL, MISSING, TPS_DECIMALS, _count, _ms, _pct, run_label
+from authbench.results.table import (
+    AVERAGE_LABEL,
+    MISSING,
+    TPS_DECIMALS,
+    format_count,
+    format_ms,
+    format_share,
+    run_label,
+)
 
 from .load import DONE, INCOMPLETE, Cell, Results
 
 PASS_MARK, FAIL_MARK = "○", "×"  # the 2012 report's marks
-# _count, _ms and _pct are the terminal table's number formats: the report prints figures the same way.
+# format_count, format_ms and format_share are the terminal table's: the report prints figures the same way.
 WEAK_MARK = "†"  # a figure resting on too few samples, or on a cell with errors
 CPU_DECIMALS = 1
 TOP_COMPONENTS = 8  # CPU columns shown per table: the generator, then the busiest components
@@ -98,7 +106,7 @@ def distribution_table(results: Results) -> Table:
     rows = []
     for backend, run in results.runs.items():
         for pattern, summary in _in_order(run.averages(), results.patterns):
-            rows.append([backend, pattern, *(_pct(summary, label) for label in DISTRIBUTION_LABELS)])
+            rows.append([backend, pattern, *(format_share(summary, label) for label in DISTRIBUTION_LABELS)])
     return Table("Response-time distribution", ["backend", "pattern", *(f"{label} %" for label in DISTRIBUTION_LABELS)],
                  rows, notes=["% of successful journeys; <300 means 50–300 ms, <1000 means 300–1000 ms."])
 
@@ -140,8 +148,9 @@ def _in_order(averages: dict[str, Summary], patterns: list[str]) -> list[tuple[s
 
 def _figures(s: Summary) -> list[str]:
     weak_p99 = s.successes < SAMPLES_FOR_PERCENTILE["p99"]
-    return [_count(s.tests), _count(s.errors), _ms(s.mean_ms), _ms(s.sd_ms), _tps(s.tps), _tps(s.peak_tps),
-            _ms(s.median_ms), _ms(s.p99_ms) + (WEAK_MARK if weak_p99 and s.p99_ms is not None else "")]
+    return [format_count(s.tests), format_count(s.errors), format_ms(s.mean_ms), format_ms(s.sd_ms), _tps(s.tps),
+            _tps(s.peak_tps), format_ms(s.median_ms),
+            format_ms(s.p99_ms) + (WEAK_MARK if weak_p99 and s.p99_ms is not None else "")]
 
 
 def _mark(check: dict | None) -> str:

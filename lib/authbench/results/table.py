@@ -92,22 +92,22 @@ def format_comparison(by_target: dict[str, list[tuple[str, Summary]]]) -> str:
 
 def _run_columns() -> list[Column]:
     columns: list[Column] = [
-        ("Tests", lambda s: _count(s.tests)),
-        ("Errors", lambda s: _count(s.errors)),
-        ("Mean", lambda s: _ms(s.mean_ms)),
-        ("SD", lambda s: _ms(s.sd_ms)),
+        ("Tests", lambda s: format_count(s.tests)),
+        ("Errors", lambda s: format_count(s.errors)),
+        ("Mean", lambda s: format_ms(s.mean_ms)),
+        ("SD", lambda s: format_ms(s.sd_ms)),
         ("TPS", lambda s: f"{s.tps:.{TPS_DECIMALS}f}"),
         ("Peak TPS", lambda s: f"{s.peak_tps:.{TPS_DECIMALS}f}"),
-        ("Median", lambda s: _ms(s.median_ms)),
-        ("p90", lambda s: _ms(s.p90_ms)),
-        ("p99", lambda s: _ms(s.p99_ms)),
-        ("p99.9", lambda s: _ms(s.p999_ms)),
-        ("Min", lambda s: _ms(s.min_ms)),
-        ("Max", lambda s: _ms(s.max_ms)),
+        ("Median", lambda s: format_ms(s.median_ms)),
+        ("p90", lambda s: format_ms(s.p90_ms)),
+        ("p99", lambda s: format_ms(s.p99_ms)),
+        ("p99.9", lambda s: format_ms(s.p999_ms)),
+        ("Min", lambda s: format_ms(s.min_ms)),
+        ("Max", lambda s: format_ms(s.max_ms)),
     ]
     for label in DISTRIBUTION_LABELS:
         heading = label.removesuffix(" ms") + "%"
-        columns.append((heading, lambda s, label=label: _pct(s, label)))
+        columns.append((heading, lambda s, label=label: format_share(s, label)))
     return columns
 
 
@@ -137,15 +137,15 @@ def _render(header: list[str], body: list[list[str]], rule_after: set[int]) -> s
     return "\n".join(out)
 
 
-def _count(value: float) -> str:
+def format_count(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:.{COUNT_DECIMALS}f}"
 
 
-def _ms(value: float | None) -> str:
+def format_ms(value: float | None) -> str:
     return MISSING if value is None else f"{value:.{MS_DECIMALS}f}"
 
 
-def _pct(summary: Summary, label: str) -> str:
+def format_share(summary: Summary, label: str) -> str:
     if not summary.successes:
         return MISSING
     return f"{summary.distribution_pct.get(label, 0.0):.{PCT_DECIMALS}f}"
