@@ -15,13 +15,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import __version__
+from locust.env import Environment
+
+from . import __version__, metrics
 from .patterns import Plan
 from .results.recorder import Recorder, results_dir
 from .results.summary import Summary, average, summarize
 from .results.table import format_runs, run_label
-from .runner import CellResult, run_plan_locally
-from .users.journey import JourneyUser, RunContext
+from .runner import CellResult, create_environment, run_plan
+from .users.journey import JourneyUser
 
 DEFAULT_CELL_TIME_LIMIT = 3600.0  # seconds one pattern × repetition may take before it is cut short
 
@@ -35,6 +37,10 @@ class RunReport:
     @property
     def complete(self) -> bool:
         return all(cell.complete for cell in self.cells)
+
+    @property
+    def degraded(self) -> bool:
+        return any(cell.degraded for cell in self.cells)
 
 
 def machine() -> dict[str, Any]:
@@ -59,8 +65,15 @@ def execute(
     cell_time_limit: float = DEFAULT_CELL_TIME_LIMIT,
     say: Callable[[str], None] = print,
     cell_extras: Callable[[], dict[str, Any]] | None = None,
+    environment: Environment | None = None,
+    metrics_port: int | None = None,
+    metrics_host: str = metrics.DEFAULT_METRICS_HOST,
 ) -> RunReport:
-    """Run the plan; `config` describes the run for the record and must hold no secrets."""
+    """Run the plan; `config` describes the run for the record and must hold no secrets.
+
+    Without `environment` the run is local (a runner made and shut down here); a caller's environment
+    keeps its runner (a master with its workers, see distributed.master). `metrics_port` serves /metrics.
+    """
     run_dir = results_dir(results_base, run_id)
     summaries: list[tuple[str, Summary]] = []
     cells: list[CellResult] = []
@@ -75,23 +88,35 @@ def execute(
 
         def cell_done(cell: CellResult) -> None:
             summary = summarize(cell.samples)
-            label = run_label(cell.pattern.label, cell.repetition)
+            label = run_label(cell.pattern.label, cell.repetition) + (" (degraded)" if cell.degraded else "")
             summaries.append((label, summary))
             cells.append(cell)
-            document["cells"].append({"pattern": cell.pattern.label, "repetition": cell.repetition,
-                                      "complete": cell.complete, "summary": summary.to_dict(),
-                                      "steps": cell.steps, **(cell_extras() if cell_extras else {})})
+            entry = {"pattern": cell.pattern.label, "repetition": cell.repetition, "complete": cell.complete,
+                     "summary": summary.to_dict(), "steps": cell.steps, **(cell_extras() if cell_extras else {})}
+            if cell.degraded:
+                entry["degraded"] = cell.degraded
+            document["cells"].append(entry)
             document["averages"] = {k: v.to_dict() for k, v in _averages(cells, summaries).items()}
             recorder.write_summary(document)
-            cut = "" if cell.complete else " (cut short by the time limit)"
             say(f"{label}: {summary.tests} tests, {summary.errors} errors, {_tps(summary)} TPS, "
-                f"mean {_ms(summary.mean_ms)} ms{cut}")
+                f"mean {_ms(summary.mean_ms)} ms{_remark(cell)}")
 
-        def listen(context: RunContext) -> None:
-            context.events.sample.add_listener(recorder.record)
-            context.events.cell_stop.add_listener(cell_done)
-
-        run_plan_locally(plan, user_class, settings, cell_time_limit=cell_time_limit, listen=listen)
+        own = environment is None
+        if environment is None:
+            environment = create_environment(user_class, settings)
+            environment.create_local_runner()
+        events = environment.authbench.events
+        events.sample.add_listener(recorder.record)
+        events.cell_stop.add_listener(cell_done)
+        server = metrics.serve(environment, metrics_port, metrics_host) if metrics_port is not None else None
+        try:
+            run_plan(environment, plan, cell_time_limit=cell_time_limit)
+        finally:
+            if server is not None:
+                server.shutdown()
+                server.server_close()
+            if own:
+                environment.runner.quit()
         document["finished"] = time.time()
         recorder.write_summary(document)
     return RunReport(run_dir, cells, summaries)
@@ -102,6 +127,15 @@ def _averages(cells: list[CellResult], summaries: list[tuple[str, Summary]]) -> 
     for cell, (_, summary) in zip(cells, summaries, strict=True):
         by_pattern.setdefault(cell.pattern.label, []).append(summary)
     return {pattern: average(items) for pattern, items in by_pattern.items()}
+
+
+def _remark(cell: CellResult) -> str:
+    remarks = [] if cell.complete else ["cut short by the time limit"]
+    if cell.degraded:
+        lost = cell.degraded
+        remarks.append(f"degraded: {lost['workers_lost']} worker(s) lost with {lost['users_lost']} users and "
+                       f"{lost['journeys_lost']} journeys")
+    return f" ({'; '.join(remarks)})" if remarks else ""
 
 
 def _tps(summary: Summary) -> str:
