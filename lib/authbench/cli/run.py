@@ -184,6 +184,9 @@ def _run(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from None
     if timeout <= 0:
         raise CliError("--timeout must be more than 0")
+    if (args.workers is not None and args.workers < 1) or args.expect_workers < 1:
+        raise CliError("--workers and --expect-workers must be at least 1")
+    worker_wait, connect_wait, master_timeout = _durations(args, "worker_wait", "connect_timeout", "master_timeout")
     lab_defaults = None
     target, verify = args.target, (False if args.insecure else (args.ca_bundle or True))
     if target.startswith(LAB_PREFIX):
@@ -205,7 +208,7 @@ def _run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise CliError(str(exc)) from None
     if args.worker:
-        return _run_worker(args, settings)
+        return _run_worker(args, settings, connect_wait, master_timeout)
     try:
         run_dir = results_dir(Path(args.results), args.run_id)  # fails now, not after the load, if unwritable
     except (OSError, ValueError) as exc:
@@ -225,7 +228,7 @@ def _run(args: argparse.Namespace) -> int:
                             run_id=run_dir.name, cell_time_limit=cell_limit, say=say, cell_extras=extras,
                             metrics_port=args.metrics_port, metrics_host=args.metrics_host)
     try:
-        report = _run_master(args, run, SAMLUser, settings) if args.master or args.workers else run()
+        report = _run_master(args, run, SAMLUser, settings, worker_wait) if args.master or args.workers else run()
     except (DistributedError, MetricsError) as exc:
         raise CliError(str(exc), getattr(exc, "exit_code", 2)) from None
     headless.print_report(report, say)
@@ -247,16 +250,14 @@ def _durations(args: argparse.Namespace, *names: str) -> list[float]:
     return values
 
 
-def _run_master(args: argparse.Namespace, run: Callable[..., Any], user_class: type, settings: Any) -> Any:
+def _run_master(args: argparse.Namespace, run: Callable[..., Any], user_class: type, settings: Any,
+                worker_wait: float) -> Any:
     """A master (and with --workers its worker processes): wait for the workers, run the plan, reap them."""
     from ..distributed import local
     from ..distributed.master import create_master
     from ..runner import create_environment
 
-    (worker_wait,) = _durations(args, "worker_wait")
-    expect = args.workers if args.workers else args.expect_workers
-    if expect < 1:
-        raise CliError("--workers and --expect-workers must be at least 1")
+    expect = args.workers or args.expect_workers
     bind_host = local.LOOPBACK if args.workers else args.master_bind_host
     port = args.master_bind_port or (local.free_port() if args.workers else DEFAULT_MASTER_PORT)
     environment = create_environment(user_class, settings)
@@ -291,12 +292,11 @@ def _settings_argv(args: argparse.Namespace) -> list[str]:
     return argv
 
 
-def _run_worker(args: argparse.Namespace, settings: Any) -> int:
+def _run_worker(args: argparse.Namespace, settings: Any, connect_wait: float, master_timeout: float) -> int:
     from ..distributed import DistributedError, worker
     from ..runner import create_environment
     from ..users.saml import SAMLUser
 
-    connect_wait, master_timeout = _durations(args, "connect_timeout", "master_timeout")
     environment = create_environment(SAMLUser, settings)
     try:
         agent = worker.connect(environment, args.master_host, args.master_port, connect_wait=connect_wait,
