@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import urllib.request
+from pathlib import Path
 
 import gevent
 import pytest
@@ -97,3 +99,12 @@ def test_web_ui_route_serves_the_registry(monkeypatch):
         web_ui.stop()
         environment.runner.quit()
     assert values['authbench_phase{authbench_phase="idle"}'] == 1 and values["authbench_users"] == 0
+
+
+def test_grafana_dashboard_asks_only_for_metrics_authbench_serves():
+    dashboard = json.loads((Path(__file__).resolve().parents[1] / "deploy" / "grafana" / "authbench.json").read_text())
+    exprs = [target["expr"] for panel in dashboard["panels"] for target in panel["targets"]]
+    names = {name for expr in exprs for name in re.findall(r"authbench_\w+", expr)}
+    asked = {re.sub(r"_(bucket|total|info)$", "", name) for name in names}
+    served = metrics.install(create_environment(CountingUser, None)).exposition().decode()
+    assert asked and all(re.search(rf"^# TYPE {name}(_total|_info)? ", served, re.M) for name in asked), asked

@@ -30,11 +30,12 @@ MASTER_PORT = 15610  # this file's ports: 15610-15619 (the tests' free range is 
 METRICS_PORT = 15611
 WAIT = 30.0  # seconds for workers to connect
 CELL_LIMIT = 60.0
+LIVENESS = 3  # heartbeats a worker may miss before it counts as lost: short, so a killed one is noticed soon
 
 
 def _start_master(port: int):
     environment = create_environment(SleepUser, settings=None)
-    coordinator = master.create_master(environment, "127.0.0.1", port)
+    coordinator = master.create_master(environment, "127.0.0.1", port, liveness=LIVENESS)
     samples, cells = [], []
     environment.authbench.events.sample.add_listener(lambda sample: samples.append(sample))
     environment.authbench.events.cell_stop.add_listener(lambda cell: cells.append(cell))

@@ -5,7 +5,7 @@ robin to the live workers, with the warm-up's end as one epoch time for all. Wor
 journey; the master fires `events.sample` for each (so the recorder, the web UI and /metrics see the
 whole run) and knows the cell is done when every user has reported its last measured journey.
 
-A worker lost mid-cell (no heartbeat for Locust's liveness, ~3 s) takes its unfinished users with it:
+A worker lost mid-cell (no heartbeat for `WORKER_LIVENESS` seconds) takes its unfinished users with it:
 they are not re-spawned elsewhere (that would break the per-user counts); the cell ends when the
 others finish and is marked degraded with the workers, users and journeys lost. Whatever the lost
 worker had already reported stays in the results.
@@ -21,6 +21,7 @@ from typing import Any
 
 import gevent
 from gevent.event import Event
+from locust import runners
 from locust.env import Environment
 from locust.runners import STATE_MISSING, MasterRunner
 
@@ -31,6 +32,9 @@ from ..results.sample import MEASURED, Sample
 from . import DistributedError, protocol
 
 DEFAULT_WORKER_WAIT = 60.0  # seconds the master waits for the workers it expects
+# Heartbeats (one a second) a worker may miss before it counts as lost. Locust's 3 is too tight for a
+# worker whose users keep its CPU busy on a crowded machine; tests pass a shorter one.
+WORKER_LIVENESS = 10
 LIVENESS_POLL = 0.2  # seconds between checks of the workers' liveness while a cell runs
 STOP_GRACE = 5.0  # seconds beyond the stop timeout a worker has to confirm a cut-short cell
 log = logging.getLogger(__name__)
@@ -209,8 +213,10 @@ def coordinator_of(environment: Environment) -> Coordinator:
     return context.coordinator
 
 
-def create_master(environment: Environment, bind_host: str, bind_port: int) -> Coordinator:
+def create_master(environment: Environment, bind_host: str, bind_port: int,
+                  liveness: int = WORKER_LIVENESS) -> Coordinator:
     """A MasterRunner for the environment, ready to welcome workers (before any of them connects)."""
+    runners.HEARTBEAT_LIVENESS = liveness  # Locust reads it whenever a heartbeat arrives
     probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:  # Locust exits the process on a busy port; a one-line error is kinder
         probe.bind(("" if bind_host in ("*", "0.0.0.0") else bind_host, bind_port))
