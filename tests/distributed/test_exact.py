@@ -10,13 +10,13 @@ import os
 import signal
 import subprocess
 import sys
-import urllib.request
 from collections import Counter
 from pathlib import Path
 
 import gevent
 import pytest
 from count_worker import SleepUser
+from test_metrics import scrape
 
 from authbench import __version__
 from authbench.distributed import DistributedError, master
@@ -28,6 +28,7 @@ from authbench.runner import create_environment, run_plan
 HERE = Path(__file__).resolve().parent
 MASTER_PORT = 15610  # this file's ports: 15610-15619 (the tests' free range is 15600-15699)
 METRICS_PORT = 15611
+METRICS_URL = f"http://127.0.0.1:{METRICS_PORT}/metrics"
 WAIT = 30.0  # seconds for workers to connect
 CELL_LIMIT = 60.0
 LIVENESS = 3  # heartbeats a worker may miss before it counts as lost: short, so a killed one is noticed soon
@@ -61,16 +62,6 @@ def _reap(environment, processes: list[subprocess.Popen]) -> list[int]:
     return codes
 
 
-def _scrape(port: int) -> dict[str, float]:
-    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
-    values = {}
-    for line in text.splitlines():
-        if line and not line.startswith("#"):
-            name, value = line.rsplit(" ", 1)
-            values[name] = float(value)
-    return values
-
-
 def test_20x200_over_3_workers_is_4000_tests_with_warmup_and_metrics():
     environment, coordinator, samples, cells = _start_master(MASTER_PORT)
     processes = _workers(3, MASTER_PORT, journey_ms=2)
@@ -79,7 +70,7 @@ def test_20x200_over_3_workers_is_4000_tests_with_warmup_and_metrics():
 
     def scrape_while_running() -> None:
         while not cells:
-            scrapes.append(_scrape(METRICS_PORT))
+            scrapes.append(scrape(METRICS_URL))
             gevent.sleep(0.2)
 
     try:
@@ -87,7 +78,7 @@ def test_20x200_over_3_workers_is_4000_tests_with_warmup_and_metrics():
         scraper = gevent.spawn(scrape_while_running)
         (cell,) = run_plan(environment, parse_plan("20x200", "1s"), cell_time_limit=CELL_LIMIT)
         scraper.join(timeout=5)
-        final = _scrape(METRICS_PORT)
+        final = scrape(METRICS_URL)
     finally:
         server.shutdown()
         server.server_close()
@@ -105,9 +96,9 @@ def test_20x200_over_3_workers_is_4000_tests_with_warmup_and_metrics():
     errors = sum(s.outcome == "error" for s in cell.samples)
     assert errors > 0
     # /metrics during the run saw the warm-up and then progress; at the end its counters equal the results
-    assert any(scrape.get('authbench_phase{authbench_phase="warmup"}') == 1 for scrape in scrapes)
-    assert any(0 < scrape.get("authbench_cell_journeys_done", 0) < 4000 for scrape in scrapes)
-    assert any(scrape.get("authbench_workers") == 3 for scrape in scrapes)
+    assert any(seen.get('authbench_phase{authbench_phase="warmup"}') == 1 for seen in scrapes)
+    assert any(0 < seen.get("authbench_cell_journeys_done", 0) < 4000 for seen in scrapes)
+    assert any(seen.get("authbench_workers") == 3 for seen in scrapes)
     assert final['authbench_journeys_total{outcome="ok",phase="measured",reason=""}'] == 4000 - errors
     assert final['authbench_journeys_total{outcome="error",phase="measured",reason="injected"}'] == errors
     assert final['authbench_journeys_total{outcome="ok",phase="warmup",reason=""}'] + final.get(
