@@ -58,6 +58,8 @@ class WorkerAgent:
         self.welcomed = Event()
         self.refused: str | None = None
         self.cell: _Cell | None = None
+        self.idle = Event()  # no users of an earlier cell left
+        self.idle.set()
         runner.register_message(protocol.WELCOME, self._welcome)
         runner.register_message(protocol.REFUSED, self._refused)
         runner.register_message(protocol.CELL, self._cell, concurrent=True)
@@ -94,6 +96,8 @@ class WorkerAgent:
                                      indexes=spec["indexes"], warmup_end=float(spec["warmup_end"]),
                                      on_finished=self._finished)
         cell = _Cell(int(spec["cell"]), controller)
+        self.idle.wait((self.environment.stop_timeout or 0) + 1)  # the last cell's users may still be exiting
+        self.idle.clear()
         self.cell = cell
         self.context.controller = controller
         user_class = self.environment.user_classes[0]
@@ -109,6 +113,7 @@ class WorkerAgent:
                 gevent.sleep(0.01)  # users stop by themselves after their last ticket
             self.runner.stop()
         self.runner.worker_state = STATE_INIT  # the master sees this worker ready for the next cell
+        self.idle.set()
 
     def _stop(self, environment: Environment, msg: Any) -> None:
         cell = self.cell
