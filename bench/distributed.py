@@ -1,7 +1,9 @@
 """Journeys/s with 1 worker process against 2, when the load generator is the bottleneck.
 
-The generator-bound journey: the requests-based client (`journeys.browser`, ~20 ms of CPU per login,
-7x the fast client) doing complete SSO logins through the lab's stateless cluster.
+Two journeys: `requests`, the requests-based client (`journeys.browser`, ~20 ms of CPU per login, 7x
+the fast client) doing complete SSO logins through the lab's stateless cluster, and `cpu`, a journey
+of generator CPU alone (PBKDF2 in small slices with a yield between them, as a client yields on its
+I/O; no server), which is generator-bound whatever else the machine is doing.
 Method: a master in this process, fresh worker processes for every measurement; each measurement is
 one pattern (USERS x JOURNEYS) after a warm-up, its measured TPS from the summary. 1 and 2 workers
 alternate, the order rotating, for several rounds; medians and the ratio.
@@ -26,10 +28,16 @@ DEFAULT_JOURNEYS = 40  # per user
 DEFAULT_WARMUP = 2.0
 CELL_LIMIT = 300.0
 WORKER_WAIT = 60.0
-KINDS = ("requests",)  # more kinds of journey can be compared side by side
+KINDS = ("cpu", "requests")
+CPU_SLICES = 20  # a `cpu` journey: this many slices of PBKDF2-SHA256 …
+CPU_SLICE_ITERATIONS = 2000  # … of this many rounds each: ~20 ms of one core here in all
 
 
 def _user_class(kind: str, sp_url: str, ca: str):
+    import hashlib
+
+    import gevent
+
     from authbench.accounts import AccountPicker, from_template
     from authbench.journeys import saml
     from authbench.journeys.browser import Browser
@@ -42,6 +50,11 @@ def _user_class(kind: str, sp_url: str, ca: str):
         journey_name = f"{kind} journey"
 
         def journey(self) -> JourneyOutcome:
+            if kind == "cpu":
+                for _ in range(CPU_SLICES):
+                    hashlib.pbkdf2_hmac("sha256", b"authbench", b"salt", CPU_SLICE_ITERATIONS)
+                    gevent.sleep(0)
+                return JourneyOutcome(True)
             account = accounts.pick()
             browser = Browser(verify=ca, timeout=10)
             try:
