@@ -86,7 +86,10 @@ def _measure(kind: str, workers: int, args: argparse.Namespace, sp_url: str, ca:
     environment = create_environment(_user_class(kind, sp_url, ca), settings=None)
     coordinator = master.create_master(environment, local.LOOPBACK, port)
     command = [sys.executable, __file__, "--worker", str(port), kind, sp_url, ca]
-    processes = [subprocess.Popen(command, stdout=subprocess.DEVNULL) for _ in range(workers)]
+    # Each worker in a session of its own: with the kernel's autogroup scheduling (on here), processes of
+    # one session share one CPU share on a crowded machine, as if they were on one core together.
+    processes = [subprocess.Popen(command, stdout=subprocess.DEVNULL, start_new_session=True)
+                 for _ in range(workers)]
     try:
         coordinator.wait_for_workers(workers, WORKER_WAIT)
         plan = Plan((Pattern(args.users, args.journeys),), warmup=DEFAULT_WARMUP)
