@@ -31,7 +31,7 @@ METRICS_PORT = 15611
 METRICS_URL = f"http://127.0.0.1:{METRICS_PORT}/metrics"
 WAIT = 30.0  # seconds for workers to connect
 CELL_LIMIT = 60.0
-LIVENESS = 3  # heartbeats a worker may miss before it counts as lost: short, so a killed one is noticed soon
+LIVENESS = 5  # heartbeats a worker may miss before it counts as lost: short, so a killed one is noticed soon
 
 
 def _start_master(port: int):

@@ -30,8 +30,14 @@ def worker_command(master_port: int, settings_argv: Sequence[str], extra: Sequen
 
 
 def spawn(count: int, command: list[str]) -> list[subprocess.Popen]:
-    """Start `count` workers; their standard error stays the terminal's, so their one-line errors show."""
-    return [subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL) for _ in range(count)]
+    """Start `count` workers; their standard error stays the terminal's, so their one-line errors show.
+
+    Each in a session of its own: with autogroup scheduling (the Linux default) a session gets one share
+    of a busy CPU, so workers in the caller's session would share one. Ctrl-C reaches the master only;
+    it quits them (and `reap` makes sure).
+    """
+    return [subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, start_new_session=True)
+            for _ in range(count)]
 
 
 def reap(processes: Sequence[subprocess.Popen], wait: float = REAP_WAIT) -> None:
