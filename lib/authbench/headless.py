@@ -17,12 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import __version__
+from locust.env import Environment
+
+from . import __version__, metrics
 from .patterns import Plan
 from .results.recorder import SAMPLES_FILE, SUMMARY_FILE, Recorder, keep_cells, results_dir
 from .results.summary import Summary, average, summarize
 from .results.table import format_runs, run_label
-from .runner import CellResult, run_plan_locally
+from .runner import CellResult, create_environment, run_plan
 from .users.journey import JourneyUser, RunContext
 
 DEFAULT_CELL_TIME_LIMIT = 3600.0  # seconds one pattern × repetition may take before it is cut short
@@ -37,6 +39,10 @@ class RunReport:
     @property
     def complete(self) -> bool:
         return all(cell.complete for cell in self.cells)
+
+    @property
+    def degraded(self) -> bool:
+        return any(cell.degraded for cell in self.cells)
 
 
 def machine() -> dict[str, Any]:
@@ -63,11 +69,16 @@ def execute(
     cell_extras: Callable[[], dict[str, Any]] | None = None,
     listen: Callable[[RunContext], None] | None = None,
     resume: bool = False,
+    environment: Environment | None = None,
+    metrics_port: int | None = None,
+    metrics_host: str = metrics.DEFAULT_METRICS_HOST,
 ) -> RunReport:
     """Run the plan; `config` describes the run for the record and must hold no secrets.
 
     `listen` subscribes to the run's events; `resume` continues a run folder, skipping the cells its
-    summary.json holds and dropping the samples of a cell that was cut off.
+    summary.json holds and dropping the samples of a cell that was cut off. Without `environment` the
+    run is local (a runner made and shut down here); a caller's environment keeps its runner (a master
+    with its workers, see distributed.master). `metrics_port` serves /metrics.
     """
     run_dir = results_dir(results_base, run_id)
     document = _resumed(run_dir) if resume else None
@@ -89,25 +100,37 @@ def execute(
 
         def cell_done(cell: CellResult) -> None:
             summary = summarize(cell.samples)
-            label = run_label(cell.pattern.label, cell.repetition)
+            label = run_label(cell.pattern.label, cell.repetition) + (" (degraded)" if cell.degraded else "")
             summaries.append((label, summary))
             cells.append(cell)
-            document["cells"].append({"pattern": cell.pattern.label, "repetition": cell.repetition,
-                                      "complete": cell.complete, "summary": summary.to_dict(),
-                                      "steps": cell.steps, **(cell_extras() if cell_extras else {})})
+            entry = {"pattern": cell.pattern.label, "repetition": cell.repetition, "complete": cell.complete,
+                     "summary": summary.to_dict(), "steps": cell.steps, **(cell_extras() if cell_extras else {})}
+            if cell.degraded:
+                entry["degraded"] = cell.degraded
+            document["cells"].append(entry)
             document["averages"] = {k: v.to_dict() for k, v in _averages(document["cells"]).items()}
             recorder.write_summary(document)
-            cut = "" if cell.complete else " (cut short by the time limit)"
             say(f"{label}: {summary.tests} tests, {summary.errors} errors, {_tps(summary)} TPS, "
-                f"mean {_ms(summary.mean_ms)} ms{cut}")
+                f"mean {_ms(summary.mean_ms)} ms{_remark(cell)}")
 
-        def subscribe(context: RunContext) -> None:
-            context.events.sample.add_listener(recorder.record)
-            context.events.cell_stop.add_listener(cell_done)
-            if listen is not None:
-                listen(context)
-
-        run_plan_locally(plan, user_class, settings, cell_time_limit=cell_time_limit, listen=subscribe)
+        own = environment is None
+        if environment is None:
+            environment = create_environment(user_class, settings)
+            environment.create_local_runner()
+        events = environment.authbench.events
+        events.sample.add_listener(recorder.record)
+        events.cell_stop.add_listener(cell_done)
+        if listen is not None:
+            listen(environment.authbench)
+        server = metrics.serve(environment, metrics_port, metrics_host) if metrics_port is not None else None
+        try:
+            run_plan(environment, plan, cell_time_limit=cell_time_limit)
+        finally:
+            if server is not None:
+                server.shutdown()
+                server.server_close()
+            if own:
+                environment.runner.quit()
         document["finished"] = time.time()
         recorder.write_summary(document)
     return RunReport(run_dir, cells, summaries)
@@ -128,6 +151,15 @@ def _resumed(run_dir: Path) -> dict[str, Any] | None:
         return None
     document["finished"] = None
     return document
+
+
+def _remark(cell: CellResult) -> str:
+    remarks = [] if cell.complete else ["cut short by the time limit"]
+    if cell.degraded:
+        lost = cell.degraded
+        remarks.append(f"degraded: {lost['workers_lost']} worker(s) lost with {lost['users_lost']} users and "
+                       f"{lost['journeys_lost']} journeys")
+    return f" ({'; '.join(remarks)})" if remarks else ""
 
 
 def _tps(summary: Summary) -> str:

@@ -4,12 +4,16 @@ Every user asks for a ticket before each journey. During warm-up tickets are han
 warm-up time is over; then the measured phase begins for everyone at once, and each user gets exactly
 `runs` measured tickets, after which it is told to stop. A journey's phase is fixed by its ticket, so
 no measured journey starts before the warm-up ended, and failures count as tests like successes.
+
+Distributed, each worker has a controller of its own for the users the master gave it: `indexes` are
+those users' global indexes and `warmup_end` the epoch time the master chose, so every worker switches
+to the measured phase at the same moment and each user still does exactly `runs` measured journeys.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from gevent.event import Event
@@ -26,18 +30,22 @@ class Ticket:
 
 class PhaseController:
     def __init__(self, pattern: Pattern, repetition: int, warmup: float,
-                 on_measured: Callable[[], None] | None = None, clock: Callable[[], float] = time.time) -> None:
+                 on_measured: Callable[[], None] | None = None, clock: Callable[[], float] = time.time, *,
+                 indexes: Sequence[int] | None = None, warmup_end: float | None = None,
+                 on_finished: Callable[[int], None] | None = None) -> None:
         self.pattern = pattern
         self.repetition = repetition
         self._clock = clock
         self._on_measured = on_measured
-        self.warmup_end = clock() + warmup
-        self.phase = WARMUP if warmup > 0 else MEASURED
+        self._on_finished = on_finished
+        self.indexes = list(range(pattern.users) if indexes is None else indexes)  # the users this process runs
+        self.warmup_end = clock() + warmup if warmup_end is None else warmup_end
+        self.phase = WARMUP if self.warmup_end > clock() else MEASURED
         if self.phase == MEASURED:
             self._begin_measured()
         self._joined = 0
-        self._counts: list[dict[str, int]] = []
-        self._finished: set[int] = set()
+        self._counts: dict[int, dict[str, int]] = {}
+        self.finished: set[int] = set()
         self.done = Event()
         self.samples: list[Sample] = []  # measured and warm-up, in completion order
 
@@ -47,12 +55,13 @@ class PhaseController:
             self._on_measured()
 
     def join(self) -> int:
-        """A new user: its index within the pattern, or -1 when the pattern already has all its users."""
-        if self._joined >= self.pattern.users:
+        """A new user: its index within the pattern, or -1 when this process already has all its users."""
+        if self._joined >= len(self.indexes):
             return -1
-        self._counts.append({WARMUP: 0, MEASURED: 0})
+        index = self.indexes[self._joined]
+        self._counts[index] = {WARMUP: 0, MEASURED: 0}
         self._joined += 1
-        return self._joined - 1
+        return index
 
     def ticket(self, user: int) -> Ticket | None:
         """The user's next journey, or None: it has done its share and must stop."""
@@ -62,9 +71,11 @@ class PhaseController:
             self._begin_measured()
         counts = self._counts[user]
         if self.phase == MEASURED and counts[MEASURED] >= self.pattern.runs:
-            if user not in self._finished:
-                self._finished.add(user)
-                if len(self._finished) == self.pattern.users:
+            if user not in self.finished:
+                self.finished.add(user)
+                if self._on_finished:
+                    self._on_finished(user)
+                if len(self.finished) == len(self.indexes):
                     self.done.set()
             return None
         ticket = Ticket(self.phase, counts[self.phase])

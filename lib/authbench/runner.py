@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from locust.env import Environment
+from locust.runners import MasterRunner
 
+from .distributed import master
 from .patterns import Pattern, Plan
 from .phases import PhaseController
 from .results.sample import Sample
@@ -31,6 +33,7 @@ class CellResult:
     samples: list[Sample]  # measured only
     complete: bool  # False: the time limit cut the cell short
     steps: dict[str, dict[str, Any]] = field(default_factory=dict)  # Locust's per-step statistics
+    degraded: dict[str, int] | None = None  # distributed: {workers_lost, users_lost, journeys_lost}
 
 
 def _step_stats(environment: Environment) -> dict[str, dict[str, Any]]:
@@ -54,33 +57,48 @@ def create_environment(user_class: type[JourneyUser], settings: Any, host: str |
 def run_plan(environment: Environment, plan: Plan, *, cell_time_limit: float) -> list[CellResult]:
     """Run every cell of the plan on the environment's runner; each cell is bounded by `cell_time_limit`.
 
-    Progress goes out through `environment.authbench.events` (samples, cell start/measuring/stop).
+    The runner is a local one or a Locust master (its workers connected and welcomed, see
+    `distributed.master.create_master`). Progress goes out through `environment.authbench.events`
+    (samples, cell start/measuring/stop) — on a master for every worker's journeys.
     """
-    runner = environment.runner
     context: RunContext = environment.authbench
     events = context.events
+    distributed = isinstance(environment.runner, MasterRunner)
     results = []
     for pattern, repetition in plan.cells():
 
         def measuring(pattern: Pattern = pattern, repetition: int = repetition) -> None:
-            environment.stats.reset_all()
+            if not distributed:  # workers leave the warm-up out of what they report
+                environment.stats.reset_all()
             events.measuring.fire(pattern=pattern, repetition=repetition)
 
-        controller = PhaseController(pattern, repetition, plan.warmup, on_measured=measuring)
-        context.controller = controller
         environment.stats.reset_all()
         events.cell_start.fire(pattern=pattern, repetition=repetition, warmup_s=plan.warmup)
         began = time.monotonic()
-        runner.start(pattern.users, spawn_rate=SPAWN_RATE)
-        complete = controller.done.wait(timeout=plan.warmup + cell_time_limit)
+        if distributed:
+            outcome = master.coordinator_of(environment).run_cell(pattern, repetition, plan.warmup,
+                                                                  cell_time_limit, measuring)
+            samples, complete, degraded = outcome.measured, outcome.complete, outcome.degraded
+        else:
+            samples, complete = _run_cell_locally(environment, pattern, repetition, plan.warmup, cell_time_limit,
+                                                  measuring)
+            degraded = None
         if not complete:
             log.warning("%s #%d cut short after %.0f s", pattern.label, repetition, time.monotonic() - began)
-        runner.stop()
-        result = CellResult(pattern, repetition, controller.measured_samples(), bool(complete),
-                            _step_stats(environment))
+        result = CellResult(pattern, repetition, samples, complete, _step_stats(environment), degraded)
         results.append(result)
         events.cell_stop.fire(cell=result)
     return results
+
+
+def _run_cell_locally(environment: Environment, pattern: Pattern, repetition: int, warmup: float,
+                      time_limit: float, measuring: Callable[[], None]) -> tuple[list[Sample], bool]:
+    controller = PhaseController(pattern, repetition, warmup, on_measured=measuring)
+    environment.authbench.controller = controller
+    environment.runner.start(pattern.users, spawn_rate=SPAWN_RATE)
+    complete = controller.done.wait(timeout=warmup + time_limit)
+    environment.runner.stop()
+    return controller.measured_samples(), bool(complete)
 
 
 def run_plan_locally(plan: Plan, user_class: type[JourneyUser], settings: Any, *, cell_time_limit: float,

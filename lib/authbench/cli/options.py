@@ -20,7 +20,7 @@ PASSWORD_ENV = "AUTHBENCH_PASSWORD"  # where a single account's password comes f
 LAB_PROTECTED_PATH = "/secure/"
 
 
-def add_account_options(parser: argparse.ArgumentParser) -> None:
+def add_account_options(parser: argparse.ArgumentParser) -> argparse._ArgumentGroup:
     from ..accounts import ORDERS
 
     accounts = parser.add_argument_group("accounts (a lab target brings its own)")
@@ -33,6 +33,7 @@ def add_account_options(parser: argparse.ArgumentParser) -> None:
     accounts.add_argument("--password-rule", default="pw-{user}", help="for templates (default pw-{user})")
     accounts.add_argument("--order", choices=ORDERS, default="sequential")
     accounts.add_argument("--seed", type=int, help="random order: repeatable with a seed")
+    return accounts
 
 
 def add_tls_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:

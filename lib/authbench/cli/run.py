@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
 
 LAB_PREFIX = "lab:"
 LAB_SSO_PATH = "/idp/profile/SAML2/Redirect/SSO"
+DEFAULT_MASTER_PORT = 5557  # Locust's
 LOGIN_FORMS = ("auto", "keycloak", "shibboleth", "simplesamlphp")  # users.saml.LOGIN_FORMS, without importing Locust
 
 
@@ -53,7 +56,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     plan.add_argument("--cell-time-limit", default="1h",
                       help="a pattern repetition taking longer is cut short and marked so (default 1h)")
 
-    add_account_options(run)
+    accounts = add_account_options(run)
 
     journey = run.add_argument_group("journey")
     journey.add_argument("--login-form", choices=LOGIN_FORMS, default="auto",
@@ -68,7 +71,25 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     output = run.add_argument_group("results")
     output.add_argument("--results", default="results", help="results folder (default ./results)")
     output.add_argument("--run-id", help="name of this run's folder (default: date, time and a random suffix)")
-    run.set_defaults(handler=_run)
+    output.add_argument("--metrics-port", type=int, help="serve Prometheus /metrics on this port during the run")
+    output.add_argument("--metrics-host", default="127.0.0.1", help="address for /metrics (default 127.0.0.1)")
+
+    dist = run.add_argument_group("distributed (a Locust master and workers)")
+    role = dist.add_mutually_exclusive_group()
+    role.add_argument("--workers", type=int, help="run the load in N worker processes on this machine")
+    role.add_argument("--master", action="store_true", help="wait for --expect-workers workers from other machines")
+    role.add_argument("--worker", action="store_true", help="be a worker of the master at --master-host")
+    dist.add_argument("--expect-workers", type=int, default=1, help="--master: workers to wait for (default 1)")
+    dist.add_argument("--worker-wait", default="60s", help="how long the master waits for its workers (default 60s)")
+    dist.add_argument("--master-bind-host", default="*", help="--master: interface to listen on (default all)")
+    dist.add_argument("--master-bind-port", type=int, help="master: port to listen on (default 5557; --workers: any)")
+    dist.add_argument("--master-host", default="127.0.0.1", help="--worker: the master's address")
+    dist.add_argument("--master-port", type=int, default=DEFAULT_MASTER_PORT, help="--worker: the master's port")
+    dist.add_argument("--connect-timeout", default="30s", help="--worker: give up reaching the master after this")
+    dist.add_argument("--master-timeout", default="10s",
+                      help="--worker: quit when the master has sent no heartbeat for this long (default 10s)")
+    settings = [action for group in (target, accounts, journey) for action in group._group_actions]
+    run.set_defaults(handler=_run, settings_actions=settings)
 
 
 def add_sp_metadata_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -125,6 +146,8 @@ def prepare(args: argparse.Namespace) -> PreparedRun:
         raise CliError(str(exc)) from None
     if timeout <= 0:
         raise CliError("--timeout must be more than 0")
+    if (args.workers is not None and args.workers < 1) or args.expect_workers < 1:
+        raise CliError("--workers and --expect-workers must be at least 1")
     lab_defaults = None
     target, lab_ca = args.target, None
     if target.startswith(LAB_PREFIX):
@@ -152,11 +175,16 @@ def prepare(args: argparse.Namespace) -> PreparedRun:
 
 def _run(args: argparse.Namespace) -> int:
     from .. import headless
+    from ..distributed import DistributedError
+    from ..metrics import MetricsError
     from ..results.recorder import results_dir
     from ..users.saml import SAMLUser, preflight, time_wait_count
 
     prepared = prepare(args)
     plan, settings, target = prepared.plan, prepared.settings, prepared.target
+    worker_wait, connect_wait, master_timeout = _durations(args, "worker_wait", "connect_timeout", "master_timeout")
+    if args.worker:
+        return _run_worker(args, settings, connect_wait, master_timeout)
     try:
         run_dir = results_dir(Path(args.results), args.run_id)  # fails now, not after the load, if unwritable
     except (OSError, ValueError) as exc:
@@ -168,10 +196,84 @@ def _run(args: argparse.Namespace) -> int:
         f"{plan.repeat} repetition(s)")
     port = urlsplit(target).port or (443 if target.startswith("https") else 80)
     extras = (lambda: {"time_wait_after": time_wait_count(port)}) if args.new_connection else None
-    report = headless.execute(plan, SAMLUser, settings, config=prepared.config, results_base=run_dir.parent,
-                              run_id=run_dir.name, cell_time_limit=prepared.cell_time_limit, say=say,
-                              cell_extras=extras)
+    run = functools.partial(headless.execute, plan, SAMLUser, settings, config=prepared.config,
+                            results_base=run_dir.parent, run_id=run_dir.name, cell_time_limit=prepared.cell_time_limit,
+                            say=say, cell_extras=extras, metrics_port=args.metrics_port, metrics_host=args.metrics_host)
+    try:
+        report = _run_master(args, run, SAMLUser, settings, worker_wait) if args.master or args.workers else run()
+    except (DistributedError, MetricsError) as exc:
+        raise CliError(str(exc), getattr(exc, "exit_code", 2)) from None
     headless.print_report(report, say)
     if args.new_connection:
         say(f"sockets in TIME_WAIT towards port {port} after the run: {time_wait_count(port)}")
-    return 0 if report.complete else EXIT_FAILURE
+    return 0 if report.complete and not report.degraded else EXIT_FAILURE
+
+
+def _durations(args: argparse.Namespace, *names: str) -> list[float]:
+    from ..patterns import PlanError, parse_duration
+
+    try:
+        values = [parse_duration(getattr(args, name)) for name in names]
+    except PlanError as exc:
+        raise CliError(str(exc)) from None
+    for name, value in zip(names, values, strict=True):
+        if value <= 0:
+            raise CliError(f"--{name.replace('_', '-')} must be more than 0")
+    return values
+
+
+def _run_master(args: argparse.Namespace, run: Callable[..., Any], user_class: type, settings: Any,
+                worker_wait: float) -> Any:
+    """A master (and with --workers its worker processes): wait for the workers, run the plan, reap them."""
+    from ..distributed import local
+    from ..distributed.master import create_master
+    from ..runner import create_environment
+
+    expect = args.workers or args.expect_workers
+    bind_host = local.LOOPBACK if args.workers else args.master_bind_host
+    port = args.master_bind_port or (local.free_port() if args.workers else DEFAULT_MASTER_PORT)
+    environment = create_environment(user_class, settings)
+    coordinator = create_master(environment, bind_host, port)
+    processes = []
+    try:
+        if args.workers:
+            command = local.worker_command(port, _settings_argv(args),
+                                           ["--master-timeout", args.master_timeout])
+            processes = local.spawn(args.workers, command)
+            say(f"master on {bind_host}:{port}: started {args.workers} worker processes")
+        else:
+            say(f"master on {bind_host}:{port}: waiting for {expect} worker(s)")
+        coordinator.wait_for_workers(expect, worker_wait)
+        return run(environment=environment)
+    finally:
+        environment.runner.quit()
+        local.reap(processes)
+
+
+def _settings_argv(args: argparse.Namespace) -> list[str]:
+    """The journey options as given, for worker processes (a password never: it stays in the environment)."""
+    argv: list[str] = []
+    for action in args.settings_actions:
+        value = getattr(args, action.dest)
+        if value is None or value == action.default:
+            continue
+        if isinstance(action, argparse._StoreTrueAction):
+            argv.append(action.option_strings[0])
+        else:
+            argv += [action.option_strings[0], str(value)]
+    return argv
+
+
+def _run_worker(args: argparse.Namespace, settings: Any, connect_wait: float, master_timeout: float) -> int:
+    from ..distributed import DistributedError, worker
+    from ..runner import create_environment
+    from ..users.saml import SAMLUser
+
+    environment = create_environment(SAMLUser, settings)
+    try:
+        agent = worker.connect(environment, args.master_host, args.master_port, connect_wait=connect_wait,
+                               master_timeout=master_timeout)
+        say(f"worker of the master at {args.master_host}:{args.master_port}: connected, waiting for patterns")
+        return worker.serve(agent, master_timeout)
+    except DistributedError as exc:
+        raise CliError(str(exc), exc.exit_code) from None

@@ -42,6 +42,8 @@ class RunContext:
     settings: Any  # journey-specific settings, read by the user class
     controller: PhaseController | None = None  # the current pattern × repetition; None under plain Locust
     events: RunEvents = field(default_factory=RunEvents)
+    coordinator: Any = None  # distributed.master.Coordinator on a master
+    metrics: Any = None  # metrics.Metrics once /metrics is installed
 
 
 class JourneyUser(User):
