@@ -146,10 +146,15 @@ def serve(environment: Environment, port: int, host: str = DEFAULT_METRICS_HOST)
 
 
 def attach_metrics(environment: Environment) -> Metrics:
-    """/metrics as a route of Locust's web UI (its Flask app), for runs started from the browser."""
-    metrics = install(environment)
-    app = environment.web_ui.app
+    """/metrics as a route of Locust's web UI (its Flask app), for runs started from the browser.
 
+    Behind the UI's login when it has one, like every other route (Prometheus can send basic auth).
+    """
+    metrics = install(environment)
+    web_ui = environment.web_ui
+    app = web_ui.app
+
+    @web_ui.auth_required_if_enabled
     def metrics_view() -> Any:
         return app.response_class(metrics.exposition(), content_type=CONTENT_TYPE_LATEST)
 

@@ -42,7 +42,8 @@ def lab_env(lab, monkeypatch):
 def test_login_guards_every_route(tmp_path):
     environment, web_ui, _, _ = _build(tmp_path, "--web-host", "0.0.0.0", environ={AUTH_ENV: f"{ACCOUNT}:{SECRET}"})
     client = web_ui.app.test_client()
-    for path in ("/authbench/", "/authbench/api/state", "/authbench/api/campaign", "/", "/stats/requests"):
+    for path in ("/authbench/", "/authbench/api/state", "/authbench/api/campaign", "/", "/stats/requests",
+                 "/metrics"):
         assert client.get(path).status_code == 302, path  # to the login page
     assert client.get("/authbench/api/state", headers=_basic(ACCOUNT, "wrong")).status_code == 302
     answer = client.get("/authbench/api/state", headers=_basic(ACCOUNT, SECRET))
@@ -119,6 +120,8 @@ def test_run_started_here_is_written_and_shown_with_failures(lab_env, tmp_path):
         "/authbench/api/state", "/authbench/api/campaign", "/", "/stats/requests", "/exceptions", "/logs", "/tasks"))
     written = (tmp_path / "results" / run_id / "samples.csv").read_text() + json.dumps(document)
     assert "pw-" not in served + written and "wrong" not in served + written
+    scraped = client.get("/metrics").get_data(as_text=True)  # the UI's runs, for Prometheus
+    assert 'authbench_journeys_total{outcome="error",phase="measured",reason="bad credentials"} 4.0' in scraped
     environment.runner.quit()
 
 

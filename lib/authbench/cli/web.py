@@ -33,6 +33,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def build(args: argparse.Namespace, environ: dict[str, str]):
     """Check the options and make the environment, Locust's web UI (not yet serving: no port taken) and our routes."""
+    from .. import metrics
     from ..runner import create_environment
     from ..users.saml import SAMLUser
     from ..web import app, auth
@@ -56,6 +57,7 @@ def build(args: argparse.Namespace, environ: dict[str, str]):
     if credentials is not None:
         auth.install(web_ui, credentials)
     launcher = app.install(environment, results, args.run_options)
+    metrics.attach_metrics(environment)  # /metrics of the runs started here
     return environment, web_ui, launcher, credentials
 
 
