@@ -126,6 +126,8 @@ def execute(
         try:
             run_plan(environment, plan, cell_time_limit=cell_time_limit)
         finally:
+            events.sample.remove_listener(recorder.record)  # a caller's environment may run again
+            events.cell_stop.remove_listener(cell_done)
             if server is not None:
                 server.shutdown()
                 server.server_close()

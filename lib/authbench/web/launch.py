@@ -3,7 +3,7 @@
 The form is parsed by `authbench run`'s own parser and prepared by `cli.run.prepare`, so a target,
 pattern or warm-up means the same in both places. The plan runs in a greenlet on the environment's
 runner (`runner.run_plan`), and its run folder is written as `authbench run` writes it
-(docs/results-layout.md): every sample as it ends, summary.json after every cell.
+(docs/results-layout.md) by the same code (`headless.execute` on the UI's environment).
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import logging
 import shlex
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -21,9 +20,7 @@ from locust.env import Environment
 
 from ..cli import CliError
 from ..patterns import PlanError, parse_duration
-from ..results.recorder import Recorder, results_dir
-from ..results.summary import average, summarize
-from ..runner import CellResult, run_plan
+from ..results.recorder import results_dir
 from .live import DONE, FAILED, STOPPED, LiveRun
 
 DEFAULT_CELL_TIME_LIMIT = "10m"  # the form's default bound on one pattern × repetition
@@ -116,37 +113,15 @@ class Launcher:
         return True
 
     def _run(self, run_dir: Path, prepared: Any) -> None:
-        from ..headless import machine, versions
+        from ..headless import execute
+        from ..users.saml import SAMLUser
 
-        plan = prepared.plan
-        events = self.environment.authbench.events
-        document: dict[str, Any] = {
-            "run_id": run_dir.name, "started": time.time(), "finished": None, "config": prepared.config,
-            "plan": {"patterns": [p.label for p in plan.patterns], "warmup_s": plan.warmup, "repeat": plan.repeat},
-            "versions": versions(), "machine": machine(), "cells": [], "averages": {},
-        }
-        recorder = Recorder(run_dir)
-        by_pattern: dict[str, list] = {}
-
-        def cell_done(cell: CellResult, **_: Any) -> None:
-            summary = summarize(cell.samples)
-            by_pattern.setdefault(cell.pattern.label, []).append(summary)
-            document["cells"].append({"pattern": cell.pattern.label, "repetition": cell.repetition,
-                                      "complete": cell.complete, "summary": summary.to_dict(),
-                                      "steps": cell.steps})
-            document["averages"] = {p: average(items).to_dict() for p, items in by_pattern.items()}
-            recorder.write_summary(document)
-
-        events.sample.add_listener(recorder.record)
-        events.cell_stop.add_listener(cell_done)
         state, message = FAILED, "the run ended unexpectedly"
         try:
-            recorder.write_summary(document)
-            cells = run_plan(self.environment, plan, cell_time_limit=prepared.cell_time_limit)
-            document["finished"] = time.time()
-            recorder.write_summary(document)
-            complete = all(cell.complete for cell in cells)
-            state, message = DONE, "" if complete else "a pattern repetition was cut short by the time limit"
+            report = execute(prepared.plan, SAMLUser, prepared.settings, config=prepared.config,
+                             results_base=run_dir.parent, run_id=run_dir.name,
+                             cell_time_limit=prepared.cell_time_limit, say=log.info, environment=self.environment)
+            state, message = DONE, "" if report.complete else "a pattern repetition was cut short by the time limit"
         except gevent.GreenletExit:
             state, message = STOPPED, "stopped from the web UI; finished repetitions are kept"
             raise
@@ -155,9 +130,6 @@ class Launcher:
             message = f"{type(exc).__name__}: {exc}"
         finally:
             self.environment.runner.stop()  # does nothing when run_plan already stopped it
-            events.sample.remove_listener(recorder.record)
-            events.cell_stop.remove_listener(cell_done)
-            recorder.close()
             self.environment.authbench.controller = None
             self.live.end(state, message)
 
