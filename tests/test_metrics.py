@@ -18,7 +18,9 @@ from authbench.metrics import MetricsError, attach_metrics
 from authbench.patterns import parse_plan
 from authbench.runner import create_environment
 
-METRICS_PORT = 15630  # this file's ports: 15630-15639
+from ports import DISTRIBUTED
+
+METRICS_PORT = DISTRIBUTED + 30  # this file's ports: +30..+39
 WEB_PORT = 15631
 
 

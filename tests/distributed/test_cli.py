@@ -14,11 +14,14 @@ import psutil
 import pytest
 
 from authbench.cli import main
+from authbench.report import write_report
 from authbench.results.recorder import read_samples
 from authbench.results.summary import summarize
 
-MASTER_PORT = 15620  # this file's ports: 15620-15629
-METRICS_PORT = 15621
+from ports import DISTRIBUTED
+
+MASTER_PORT = DISTRIBUTED + 20  # this file's ports: +20..+29
+METRICS_PORT = DISTRIBUTED + 21
 KILL_AFTER_ROWS = 20
 WAIT_LIMIT = 90.0  # seconds any subprocess in this file may take
 MASTER_TIMEOUT = "5s"  # the workers' patience with a silent master: short for the test, not so short that a
@@ -95,6 +98,8 @@ def test_kill_9_of_the_master_workers_exit_and_samples_stay_readable(lab_env, tm
     assert len(samples) > KILL_AFTER_ROWS
     summary = summarize([s for s in samples if s.phase == "measured"])
     assert summary.tests == len(samples) and summary.errors == 0
+    html, _ = write_report(tmp_path / "k")  # the report works on what the killed master left
+    assert "incomplete" in html.read_text() and "2x100000" in html.read_text()
 
 
 def test_a_worker_that_cannot_reach_the_master_says_so_and_exits_2(lab_env):

@@ -25,9 +25,11 @@ from authbench.patterns import parse_plan
 from authbench.results.sample import WARMUP
 from authbench.runner import create_environment, run_plan
 
+from ports import DISTRIBUTED
+
 HERE = Path(__file__).resolve().parent
-MASTER_PORT = 15610  # this file's ports: 15610-15619 (the tests' free range is 15600-15699)
-METRICS_PORT = 15611
+MASTER_PORT = DISTRIBUTED + 10  # this file's ports: +10..+19
+METRICS_PORT = DISTRIBUTED + 11
 METRICS_URL = f"http://127.0.0.1:{METRICS_PORT}/metrics"
 WAIT = 30.0  # seconds for workers to connect
 CELL_LIMIT = 60.0
