@@ -81,11 +81,19 @@ class _GeventSocket:
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def _wait(self, watcher) -> None:
-        """Until the socket is ready, or TimeoutError (thrown into this greenlet by the timer)."""
-        self._timer.again(getcurrent().throw, TimeoutError, "timed out")
+        """Until the socket is ready, or TimeoutError (thrown into this greenlet by the timer).
+
+        The watcher switches straight back to this greenlet (what `hub.wait` does through a Waiter
+        object made per wait); anything else that switches in here is a bug, as in gevent.
+        """
+        current = getcurrent()
+        self._timer.again(current.throw, TimeoutError, "timed out")
+        watcher.start(current.switch, self)
         try:
-            self._hub.wait(watcher)
+            if self._hub.switch() is not self:
+                raise RuntimeError("switched into a greenlet that waits for its socket")
         finally:
+            watcher.stop()
             self._timer.stop()
 
     def _connect(self, address: tuple) -> None:
@@ -131,12 +139,14 @@ class Stream:
     """`recv()` returns b"" at the end of the stream; `sendall` sends everything or raises."""
 
     def __init__(self, host: str, port: int, context: ssl.SSLContext | None, server_hostname: str,
-                 timeout: float) -> None:
+                 timeout: float, session: ssl.SSLSession | None = None) -> None:
         self._raw = (_GeventSocket if cooperative() else _BlockingSocket)(host, port, timeout)
+        self.context = context
         self._tls: ssl.SSLObject | None = None
         if context is not None:
             self._incoming, self._outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
-            self._tls = context.wrap_bio(self._incoming, self._outgoing, server_hostname=server_hostname)
+            self._tls = context.wrap_bio(self._incoming, self._outgoing, server_hostname=server_hostname,
+                                         session=session)
             try:
                 self._handshake()
             except BaseException:
@@ -190,6 +200,18 @@ class Stream:
             self._incoming.write(raw)
         else:
             self._incoming.write_eof()
+
+    @property
+    def resumed(self) -> bool:
+        return self._tls is not None and self._tls.session_reused
+
+    @property
+    def session(self) -> ssl.SSLSession | None:
+        """The TLS session to resume on the next connection (TLS 1.3: known once a ticket has been read)."""
+        if self._tls is None:
+            return None
+        session = self._tls.session
+        return session if session is not None and session.has_ticket else None
 
     def close(self) -> None:
         self._raw.close()
