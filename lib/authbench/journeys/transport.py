@@ -81,19 +81,11 @@ class _GeventSocket:
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def _wait(self, watcher) -> None:
-        """Until the socket is ready, or TimeoutError (thrown into this greenlet by the timer).
-
-        The watcher switches straight back to this greenlet (what `hub.wait` does through a Waiter
-        object made per wait); anything else that switches in here is a bug, as in gevent.
-        """
-        current = getcurrent()
-        self._timer.again(current.throw, TimeoutError, "timed out")
-        watcher.start(current.switch, self)
+        """Until the socket is ready, or TimeoutError (thrown into this greenlet by the timer)."""
+        self._timer.again(getcurrent().throw, TimeoutError, "timed out")
         try:
-            if self._hub.switch() is not self:
-                raise RuntimeError("switched into a greenlet that waits for its socket")
+            self._hub.wait(watcher)
         finally:
-            watcher.stop()
             self._timer.stop()
 
     def _connect(self, address: tuple) -> None:
