@@ -3,11 +3,18 @@
 The reference is what one writes first with Locust: an HttpUser (requests) following redirects, and
 BeautifulSoup finding the forms. Both do the same complete SP-initiated login through the lab's SP.
 Method: each measurement is a fresh process running U users × J journeys under Locust; its CPU time
-(user + system, getrusage, imports excluded) divided by the journeys is the figure. The two clients
-alternate for several rounds in one run, so the machine's drift hits both; medians and their ratio
+(user + system, getrusage, imports excluded) divided by the journeys is the figure. The clients
+alternate for several rounds in one run, so the machine's drift hits all alike; medians and ratios
 are reported.
 
-    .venv/bin/python bench/generator_cpu.py [--rounds 3] [--users 4] [--journeys 100] [--backend stateless]
+- authbench: `SAMLUser` as `authbench run` drives it (connections kept across journeys)
+- authbench-new-connection: the same with `--new-connection` (two TCP+TLS connections per journey)
+- reference: Locust HttpUser + BeautifulSoup, written the obvious way
+- `--baseline-lib DIR` adds "before" and "before-new-connection": the authbench of another checkout's
+  `lib` directory (e.g. `git archive main lib | tar -x -C /tmp/before`), for before/after in one run
+
+    .venv/bin/python bench/generator_cpu.py [--rounds 3] [--users 4] [--journeys 250] [--backend stateless]
+        [--kinds authbench,reference] [--baseline-lib DIR] [--base-port 22000]
 """
 
 from __future__ import annotations
@@ -24,7 +31,9 @@ import time
 
 DEFAULT_ROUNDS = 3
 DEFAULT_USERS = 4
-DEFAULT_JOURNEYS = 100  # per user
+DEFAULT_JOURNEYS = 250  # per user: a process's start (Locust, 2 handshakes per user) is ~75 ms of CPU to spread
+DEFAULT_KINDS = "authbench,reference"
+NEW_CONNECTION = "-new-connection"  # a kind's suffix: close the connections after every journey
 DEFAULT_BACKEND = "stateless"
 CHILD_TIME_LIMIT = 600  # seconds one measurement may take
 
@@ -39,11 +48,11 @@ def _child(kind: str, sp_url: str, ca: str, users: int, journeys: int) -> None:
 
     accounts = AccountPicker(from_template("user{000..199}", "pw-{user}"))
     outcomes: list[bool] = []
-    if kind == "authbench":
+    if kind != "reference":
         from authbench.journeys.forms import PRESETS
         from authbench.users.saml import SAMLSettings, SAMLUser
 
-        settings = SAMLSettings(sp_url, accounts, ca, 10.0, PRESETS)
+        settings = SAMLSettings(sp_url, accounts, ca, 10.0, PRESETS, new_connection=kind.endswith(NEW_CONNECTION))
         user_class, plan_settings = SAMLUser, settings
     else:
         user_class, plan_settings = _reference_user(sp_url, ca, accounts), None
@@ -106,10 +115,13 @@ def requests_url(base: str, action: str | None) -> str:
 
 
 def _measure(kind: str, args: argparse.Namespace, sp_url: str, ca: str) -> dict:
+    environment = dict(os.environ)
+    if kind.startswith("before"):  # the baseline checkout's authbench first on the path
+        environment["PYTHONPATH"] = os.pathsep.join(filter(None, (args.baseline_lib, environment.get("PYTHONPATH"))))
     result = subprocess.run(
         [sys.executable, __file__, "--child", kind, "--sp-url", sp_url, "--ca", ca, "--users", str(args.users),
          "--journeys", str(args.journeys)],
-        capture_output=True, text=True, timeout=CHILD_TIME_LIMIT, check=True)
+        capture_output=True, text=True, timeout=CHILD_TIME_LIMIT, check=True, env=environment)
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
@@ -119,6 +131,8 @@ def main() -> None:
     parser.add_argument("--users", type=int, default=DEFAULT_USERS)
     parser.add_argument("--journeys", type=int, default=DEFAULT_JOURNEYS)
     parser.add_argument("--backend", default=DEFAULT_BACKEND)
+    parser.add_argument("--kinds", default=DEFAULT_KINDS, help="comma-separated, see above")
+    parser.add_argument("--baseline-lib", help="another checkout's lib directory, measured as 'before'")
     parser.add_argument("--run-dir", default=".authbench/bench-generator")
     parser.add_argument("--base-port", type=int, default=22000)
     parser.add_argument("--child", help=argparse.SUPPRESS)
@@ -137,14 +151,17 @@ def main() -> None:
     config = LabConfig(run_dir=Path(args.run_dir), base_port=args.base_port, backends=[args.backend], users=200)
     lab.up(config)
     sp_url, ca = config.sp_url(args.backend) + "/secure/", str(config.ca_cert)
-    results: dict[str, list[dict]] = {"authbench": [], "reference": []}
+    kinds = args.kinds.split(",")
+    if args.baseline_lib:
+        kinds += [kind.replace("authbench", "before") for kind in kinds if kind.startswith("authbench")]
+    results: dict[str, list[dict]] = {kind: [] for kind in kinds}
     try:
         for round_number in range(args.rounds):
-            order = ("authbench", "reference") if round_number % 2 == 0 else ("reference", "authbench")
-            for kind in order:
+            shift = round_number % len(kinds)
+            for kind in kinds[shift:] + kinds[:shift]:
                 measured = _measure(kind, args, sp_url, ca)
                 results[kind].append(measured)
-                print(f"round {round_number + 1} {kind:<9} {measured['journeys']} journeys ({measured['ok']} ok) "
+                print(f"round {round_number + 1} {kind:<24} {measured['journeys']} journeys ({measured['ok']} ok) "
                       f"CPU {measured['cpu_s'] * 1000 / measured['journeys']:.2f} ms/journey, "
                       f"{measured['journeys'] / measured['wall_s']:.1f} journeys/s", flush=True)
     finally:
@@ -153,11 +170,14 @@ def main() -> None:
     print(f"\n{datetime.date.today()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
           f"{args.users} users x {args.journeys} journeys per measurement, {args.rounds} rounds, backend "
           f"{args.backend}\n")
-    print("| client | median CPU ms per journey |")
-    print("|---|---:|")
+    print("| client | median CPU ms per journey | min | max | journeys/s |")
+    print("|---|---:|---:|---:|---:|")
     for kind, value in per.items():
-        print(f"| {kind} | {value:.2f} |")
-    print(f"\nauthbench / reference: {per['authbench'] / per['reference']:.2f}")
+        rows = [m["cpu_s"] * 1000 / m["journeys"] for m in results[kind]]
+        rate = statistics.median(m["journeys"] / m["wall_s"] for m in results[kind])
+        print(f"| {kind} | {value:.2f} | {min(rows):.2f} | {max(rows):.2f} | {rate:.1f} |")
+    if "authbench" in per and "reference" in per:
+        print(f"\nauthbench / reference: {per['authbench'] / per['reference']:.2f}")
 
 
 if __name__ == "__main__":

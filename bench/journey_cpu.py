@@ -17,6 +17,7 @@ many users as greenlets in the one process, as a Locust worker does.
   HTML work
 
     .venv/bin/python bench/journey_cpu.py [--run-dir .authbench/lab] [--backend stateless] [--concurrency 1,16]
+        [--base-port 22000] (the port plan of the lab it starts when no --run-dir is given)
 """
 
 from __future__ import annotations
@@ -151,6 +152,7 @@ def run_round(journeys: list[Callable[[str, str], bool]], count: int, offset: in
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--run-dir", help="use this running lab (default: start one in " + DEFAULT_RUN_DIR + ")")
+    parser.add_argument("--base-port", type=int, default=DEFAULT_BASE_PORT)
     parser.add_argument("--backend", default=DEFAULT_BACKEND)
     parser.add_argument("--journeys", type=int, default=DEFAULT_JOURNEYS, help="per client and round")
     parser.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS)
@@ -165,7 +167,7 @@ def main() -> None:
             raise SystemExit(f"no lab in {args.run_dir}")
         config = LabConfig.from_dict(state["config"])
     else:
-        config = LabConfig(run_dir=Path(DEFAULT_RUN_DIR), base_port=DEFAULT_BASE_PORT, backends=[args.backend],
+        config = LabConfig(run_dir=Path(DEFAULT_RUN_DIR), base_port=args.base_port, backends=[args.backend],
                            users=USERS)
         lab.up(config)
         started_lab = config.run_dir

@@ -88,10 +88,12 @@ def test_iterations_share_connections_and_start_without_cookies(lab):
         outcome = sso_login(browser, protected(lab), *account(lab, 32 + index))
         assert outcome.ok and outcome.password_asked, outcome
     assert browser.connects == 2  # one kept connection to the SP, one to the balancer, for all three logins
+    assert browser.resumptions == 0
     browser.close_connections()
     browser.clear_cookies()
     assert sso_login(browser, protected(lab), *account(lab, 35)).ok
     assert browser.connects == 2  # new ones
+    assert browser.resumptions == 2  # resuming the TLS sessions of the closed ones, as --new-connection does
 
 
 def test_kept_session_goes_straight_to_the_page(lab):

@@ -37,6 +37,8 @@ class Response:
         self.elapsed_ms = 0.0
 
 
+Resumable = tuple[ssl.SSLContext, ssl.SSLSession]  # a TLS session, and the context it may be resumed with
+
 _CONTEXTS: dict[tuple[bool | str, float], ssl.SSLContext] = {}
 
 
@@ -66,15 +68,23 @@ def tls_context(verify: bool | str) -> ssl.SSLContext:
 class Connection:
     """A keep-alive connection to one origin; reconnects lazily. Not shared between users or threads."""
 
-    def __init__(self, scheme: str, host: str, port: int, verify: bool | str, timeout: float) -> None:
+    def __init__(self, scheme: str, host: str, port: int, verify: bool | str, timeout: float,
+                 resume: Resumable | None = None) -> None:
         self.scheme, self.host, self.port = scheme, host, port
         self.verify, self.timeout = verify, timeout
         self._stream: Stream | None = None
+        # The TLS session of the last connection, with its context: the next connection resumes it, as
+        # browsers do, which saves the certificate chain's work (~0.7 of ~2.7 ms of CPU per handshake here).
+        self.resume = resume
         self.connects = 0  # how many times a TCP (and TLS) connection was made: for tests and reports
+        self.resumptions = 0  # how many of them resumed a TLS session
 
     def close(self) -> None:
         if self._stream is not None:
             try:
+                session = self._stream.session
+                if session is not None:
+                    self.resume = (self._stream.context, session)
                 self._stream.close()
             finally:
                 self._stream = None
@@ -82,8 +92,10 @@ class Connection:
     def _connect(self) -> Stream:
         host = self.host.strip("[]")
         context = tls_context(self.verify) if self.scheme == "https" else None
-        stream = Stream(host, self.port, context, host, self.timeout)
+        session = self.resume[1] if self.resume is not None and self.resume[0] is context else None
+        stream = Stream(host, self.port, context, host, self.timeout, session)
         self.connects += 1
+        self.resumptions += stream.resumed
         return stream
 
     def exchange(self, request: bytes, head_only: bool = False) -> Response:

@@ -16,7 +16,7 @@ from collections import deque
 from collections.abc import Callable
 from urllib.parse import quote
 
-from .connection import Connection, Response
+from .connection import Connection, Response, Resumable
 from .cookies import CookieJar, is_secure_origin
 from .forms import Form, Page, encode_form, resolve_url
 
@@ -67,6 +67,7 @@ class FastBrowser:
         self.cookies = CookieJar()
         self.history: deque[tuple[str, str, int]] = deque(maxlen=HISTORY_SIZE)  # (method, url, status)
         self._connections: dict[str, Connection] = {}  # by scheme://authority
+        self._tls_sessions: dict[str, Resumable] = {}  # by origin: what a new connection resumes
         self._fixed_head = f"User-Agent: {user_agent}\r\nAccept: {ACCEPT}\r\n"
 
     # -- the browser's state ----------------------------------------------------------------------
@@ -82,9 +83,11 @@ class FastBrowser:
         return sorted({cookie.name for _host, cookie in self.cookies})
 
     def close_connections(self) -> None:
-        """Close every keep-alive connection: the next request opens (and handshakes) a new one."""
-        for connection in self._connections.values():
+        """Close every keep-alive connection: the next request opens a new one (resuming the TLS session)."""
+        for origin, connection in self._connections.items():
             connection.close()
+            if connection.resume is not None:
+                self._tls_sessions[origin] = connection.resume
         self._connections.clear()
 
     close = close_connections
@@ -99,6 +102,11 @@ class FastBrowser:
     def connects(self) -> int:
         """Connections opened by the currently kept connection objects (for tests and reports)."""
         return sum(connection.connects for connection in self._connections.values())
+
+    @property
+    def resumptions(self) -> int:
+        """Of `connects`, those that resumed an earlier connection's TLS session."""
+        return sum(connection.resumptions for connection in self._connections.values())
 
     # -- requests ---------------------------------------------------------------------------------
     def get(self, url: str, *, name: str | None = None, namer: Namer | None = None) -> Page:
@@ -187,7 +195,8 @@ class FastBrowser:
         else:
             host, _, port_text = authority.partition(":")
         port = int(port_text) if port_text else (443 if scheme == "https" else 80)
-        connection = Connection(scheme, host.lower(), port, self.verify, self.timeout)
+        connection = Connection(scheme, host.lower(), port, self.verify, self.timeout,
+                                self._tls_sessions.get(origin))
         self._connections[origin] = connection
         return connection
 

@@ -29,6 +29,21 @@ def cooperative() -> bool:
     return monkey.is_module_patched("socket")
 
 
+def _addresses(host: str, port: int) -> list[tuple]:
+    """getaddrinfo's answer; an IP address (the lab's 127.0.0.1) is taken as it is.
+
+    Under gevent, getaddrinfo is cooperative: a hand-off to gevent's thread pool and back for every
+    connection, even for an address (81 µs of CPU against 1 µs here).
+    """
+    for family, address in ((socket.AF_INET, (host, port)), (socket.AF_INET6, (host, port, 0, 0))):
+        try:
+            socket.inet_pton(family, host)
+        except OSError:
+            continue
+        return [(family, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", address)]
+    return socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM)
+
+
 class _BlockingSocket:
     def __init__(self, host: str, port: int, timeout: float) -> None:
         self.sock = socket.create_connection((host, port), timeout=timeout)
@@ -62,8 +77,7 @@ class _GeventSocket:
         self._just_sent = False
         original_socket = monkey.get_original("socket", "socket")
         error: OSError | None = None
-        # socket.getaddrinfo is gevent's resolver here: cooperative, like everything else.
-        for family, kind, proto, _name, address in socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM):
+        for family, kind, proto, _name, address in _addresses(host, port):
             self.sock = original_socket(family, kind, proto)
             self.sock.setblocking(False)
             self._reading = self._hub.loop.io(self.sock.fileno(), 1)
@@ -131,12 +145,14 @@ class Stream:
     """`recv()` returns b"" at the end of the stream; `sendall` sends everything or raises."""
 
     def __init__(self, host: str, port: int, context: ssl.SSLContext | None, server_hostname: str,
-                 timeout: float) -> None:
+                 timeout: float, session: ssl.SSLSession | None = None) -> None:
         self._raw = (_GeventSocket if cooperative() else _BlockingSocket)(host, port, timeout)
+        self.context = context
         self._tls: ssl.SSLObject | None = None
         if context is not None:
             self._incoming, self._outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
-            self._tls = context.wrap_bio(self._incoming, self._outgoing, server_hostname=server_hostname)
+            self._tls = context.wrap_bio(self._incoming, self._outgoing, server_hostname=server_hostname,
+                                         session=session)
             try:
                 self._handshake()
             except BaseException:
@@ -190,6 +206,18 @@ class Stream:
             self._incoming.write(raw)
         else:
             self._incoming.write_eof()
+
+    @property
+    def resumed(self) -> bool:
+        return self._tls is not None and self._tls.session_reused
+
+    @property
+    def session(self) -> ssl.SSLSession | None:
+        """The TLS session to resume on the next connection (TLS 1.3: known once a ticket has been read)."""
+        if self._tls is None:
+            return None
+        session = self._tls.session
+        return session if session is not None and session.has_ticket else None
 
     def close(self) -> None:
         self._raw.close()
