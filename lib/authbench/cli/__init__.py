@@ -30,9 +30,10 @@ def say(text: str = "") -> None:
 
 # Subcommand → function adding its parser; each parser sets `handler`.
 def _subcommands() -> dict[str, Callable[[argparse._SubParsersAction], None]]:
-    from . import lab, run
+    from . import authrate, lab, run
 
-    return {"lab": lab.add_parser, "run": run.add_parser, "sp-metadata": run.add_sp_metadata_parser}
+    return {"lab": lab.add_parser, "run": run.add_parser, "sp-metadata": run.add_sp_metadata_parser,
+            "authrate": authrate.add_parser}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -46,7 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-LOAD_COMMANDS = ("run",)  # commands that run Locust: gevent must patch the standard library first
+LOAD_COMMANDS = ("run", "authrate")  # commands that run Locust: gevent must patch the standard library first
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -150,7 +150,8 @@ def _run(args: argparse.Namespace) -> int:
     from .. import headless
     from ..patterns import PlanError, parse_duration, parse_plan
     from ..results.recorder import results_dir
-    from ..users.saml import SAMLSettings, SAMLUser, preflight, time_wait_count
+    from ..sockets import time_wait_count
+    from ..users.saml import SAMLSettings, SAMLUser, preflight
 
     try:
         plan = parse_plan(args.pattern, args.warmup, args.repeat)
