@@ -14,3 +14,4 @@ SESSION = 27000 + SHIFT  # the one all-backends lab of the test session (conftes
 SMALL = 28000 + SHIFT  # supervisor tests: a lab of their own
 IDLE = 29000 + SHIFT  # CLI runs that must fail before starting anything
 VARIANT = 31000 + SHIFT  # lab variants (stickiness, no client storage)
+LDAP_FAULT = 30000 + SHIFT  # authrate while slapd stops and starts: a small lab of its own

@@ -125,7 +125,9 @@ def _check_numbers(args: argparse.Namespace) -> None:
              (args.baseDn is None or args.filter, "-b needs a filter template after the options"),
              (bool(args.search_as) == bool(args.search_password_file),
               "--search-as and --search-password-file go together"),
-             (args.bindDn is not None, "no bind DN: give -D with a DN template")]
+             (args.bindDn is not None, "no bind DN: give -D with a DN template"),
+             (not args.filter or args.filter.count("(") == args.filter.count(")"),
+              f"filter {args.filter!r}: unbalanced parentheses")]
     for ok, message in rules:
         if not ok:
             raise ArgumentsError(message)

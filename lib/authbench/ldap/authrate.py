@@ -76,8 +76,11 @@ class Pacer:
         self.rate, self.start, self.issued = rate, start, 0
         self.behind_max_s, self.late = 0.0, 0
 
-    def wait(self) -> None:
+    def wait(self, deadline: float) -> bool:
+        """Sleep until the next slot; False when that slot is past the deadline (the run is over)."""
         slot = self.start + self.issued / self.rate
+        if slot >= deadline:
+            return False
         self.issued += 1
         delay = slot - time.perf_counter()
         if delay > 0:
@@ -85,6 +88,7 @@ class Pacer:
         elif -delay > 1 / self.rate:
             self.late += 1
             self.behind_max_s = max(self.behind_max_s, -delay)
+        return True
 
 
 def authenticate(plan: BindPlan, conn: Connection, searcher: Connection, rng: random.Random) -> None:
@@ -134,8 +138,8 @@ class Run:
         separate = search is not None and search.identity is not None
         try:
             while self._ticket():
-                if self.pacer is not None:
-                    self.pacer.wait()
+                if self.pacer is not None and not self.pacer.wait(self.deadline):
+                    break
                 began = time.perf_counter()
                 try:
                     authenticate(self.plan, conn, searcher if separate else conn, self.plan.arguments.random)
@@ -170,7 +174,6 @@ class Run:
 
     def reporter(self) -> None:
         gevent.sleep(max(0.0, self.measure_from - time.perf_counter()))
-        self.recent = Counts()  # whatever finished in the warm-up's last instant
         for line in header(self.percentiles, self.csv):
             self.say(line)
         last = self.measure_from
