@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from . import EXIT_FAILURE, CliError, say
+from . import EXIT_FAILURE, CliError, ldap_run, say
 
 PASSWORD_ENV = "AUTHBENCH_PASSWORD"  # where a single account's password comes from by default
 LAB_PREFIX = "lab:"
@@ -62,6 +62,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                          help="keep cookies between a user's journeys: later ones measure SSO without password")
     journey.add_argument("--new-connection", action="store_true",
                          help="close connections after every journey (browser-like churn; TIME_WAIT counted)")
+
+    ldap_run.add_options(run)
 
     output = run.add_argument_group("results")
     output.add_argument("--results", default="results", help="results folder (default ./results)")
@@ -161,6 +163,8 @@ def _run(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from None
     if timeout <= 0:
         raise CliError("--timeout must be more than 0")
+    if ldap_run.wants(args.target):
+        return ldap_run.run(args, plan, timeout, cell_limit)
     lab_defaults = None
     target, verify = args.target, (False if args.insecure else (args.ca_bundle or True))
     if target.startswith(LAB_PREFIX):
