@@ -55,8 +55,18 @@ def test_invalid_passwords_are_counted_errors(lab, capsys):
     assert ops == 600 and 0.12 * ops < errors < 0.28 * ops
     assert f"{errors} × invalidCredentials (49)" in err
     rows = [line.split(",") for line in out.strip().splitlines()]
-    assert rows[0][-1] == "errors/second" and len(rows) >= 2
+    assert rows[0][0] == "Time (seconds)" and rows[0][-1] == "Errors/second" and len(rows) >= 2
     assert all(len(r) == len(rows[0]) for r in rows) and float(rows[-1][-1]) > 0
+
+
+def test_workers_share_the_iterations_and_one_table(lab, capsys):
+    code, out, err = authrate(lab, "-D", USER, "-w", PASSWORD, "-c", "4", "-f", "-m", "301", "-I", "20", "-S",
+                              "-i", "0.5", "--workers", "2", capsys=capsys)
+    assert code == 0, err
+    ops, errors = totals(err)
+    assert ops == 301 and 0 < errors < 301 and f"{errors} × invalidCredentials (49)" in err
+    rows = out.strip().splitlines()
+    assert rows[0].startswith("Time (seconds),") and len(rows) >= 2
 
 
 def test_a_seed_reproduces_the_run(lab, capsys):
@@ -174,5 +184,5 @@ def test_server_lost_mid_run_errors_counted_and_binds_resume(own_lab):
     rows = [[float(v) for v in line.split(",")] for line in out.strip().splitlines()[1:]]
     assert len(rows) >= FAULT_RUN_S - 1
     assert rows[0][-1] == 0 and any(r[-1] > 0 for r in rows), out + err  # errors while slapd was down
-    assert rows[-1][-1] == 0 and rows[-1][0] > 0  # binding again after it came back
+    assert rows[-1][-1] == 0 and rows[-1][1] > 0  # binding again after it came back
     assert "connect error" in err

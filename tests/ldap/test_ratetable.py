@@ -15,7 +15,7 @@ def test_rows_carry_rates_means_percentiles_and_errors():
     assert 49.9 < r.percentiles_ms[0] < 50.1  # the slowest 1% is at 50 ms
     line = format_row(r, csv=False)
     assert line.startswith("|    500.0    250.0 |") and line.endswith("|    125.0 |")
-    assert format_row(r, csv=True).split(",")[:2] == ["500.0", "250.0"]
+    assert format_row(r, csv=True).split(",")[:3] == ["4.000", "500.0", "250.0"]
 
 
 def test_header_lines_up_with_rows_and_names_the_percentiles():
@@ -23,4 +23,4 @@ def test_header_lines_up_with_rows_and_names_the_percentiles():
     assert "99%" in lines[3] and "99.9%" in lines[3]
     r = row(Counts(), 1.0, Counts(), 1.0, (99.0, 99.9))
     assert len(format_row(r, csv=False)) == len(lines[3]) == len(lines[0])
-    assert header(DEFAULT_PERCENTILES, csv=True)[0].endswith("99.9%,99.99%,99.999%,errors/second")
+    assert header(DEFAULT_PERCENTILES, csv=True)[0].endswith("99.999% response time (milliseconds),Errors/second")

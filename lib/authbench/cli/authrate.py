@@ -76,6 +76,7 @@ def build_parser() -> _Parser:
     cmd.add_argument("--search-as", metavar="DN", help="bind as DN for the searches (a service account)")
     cmd.add_argument("--search-password-file", metavar="FILE", help="its password")
     cmd.add_argument("--workers", type=int, default=1, help="processes sharing -c, -m and -M")
+    cmd.add_argument("--worker-slot", help=argparse.SUPPRESS)  # I/N: this process is worker I of N
     p.add_argument("filter", nargs="?", help="filter template (search then bind)")
     p.add_argument("attributes", nargs="*", help="ignored: a search-then-bind asks for no attributes")
     return p
@@ -182,7 +183,28 @@ def main(argv: Sequence[str]) -> int:
     if prepared is None:
         build_parser().print_help()
         return 0
-    from ..ldap import authrate_run
+    from ..ldap import authrate_run, workers
+    from ..ldap.authrate import Table
 
+    plan, limits, endpoint = prepared
+    if args.worker_slot:
+        slot, count = (int(part) for part in args.worker_slot.split("/"))
+        return workers.worker(plan, limits, endpoint, slot, count)
     percentiles = tuple(args.percentile) or DEFAULT_PERCENTILES
-    return authrate_run.run(*prepared, workers=args.workers, csv=args.scriptFriendly, percentiles=percentiles)
+    if args.workers == 1:
+        return authrate_run.run(plan, limits, endpoint, csv=args.scriptFriendly, percentiles=percentiles)
+    table = Table(authrate_run.say, args.scriptFriendly, percentiles, None if limits.keep_open else endpoint.port)
+    outcome = workers.run_workers(_without_workers(argv), limits, endpoint, table, args.workers)
+    return authrate_run.finish(outcome, limits, args.scriptFriendly)
+
+
+def _without_workers(argv: Sequence[str]) -> list[str]:
+    out, skip = [], False
+    for item in argv:
+        if skip:
+            skip = False
+        elif item == "--workers":
+            skip = True
+        elif not item.startswith("--workers="):
+            out.append(item)
+    return out

@@ -62,7 +62,6 @@ class Outcome:
     total: Counts  # after the warm-up
     measured_s: float
     reasons: Counter
-    rows: list[Row]
     behind_max_s: float = 0.0  # -M: how far the slowest operation started after its slot
     late_ops: int = 0
     connections_opened: int = 0
@@ -105,23 +104,45 @@ def authenticate(plan: BindPlan, conn: Connection, searcher: Connection, rng: ra
     conn.bind(plan.bind_dn.fill(args), password)
 
 
-class Run:
-    """The shared state of one authrate run: counters, limits, the table."""
+class Table:
+    """Where each interval's counts go: authrate's table (or CSV), with a warning when ports run low."""
 
-    def __init__(self, plan: BindPlan, limits: Limits, endpoint: Endpoint, say: Callable[[str], None],
-                 csv: bool, percentiles: tuple[float, ...]) -> None:
-        self.plan, self.limits, self.endpoint, self.say = plan, limits, endpoint, say
-        self.csv, self.percentiles = csv, percentiles
+    def __init__(self, say: Callable[[str], None], csv: bool, percentiles: tuple[float, ...],
+                 churn_port: int | None = None) -> None:
+        self.say, self.csv, self.percentiles, self.churn_port = say, csv, percentiles, churn_port
+        self.total = Counts()
+        self.warned = False
+
+    def start(self) -> None:
+        for line in header(self.percentiles, self.csv):
+            self.say(line)
+
+    def interval(self, recent: Counts, recent_s: float, total_s: float) -> Row:
+        self.total.absorb(recent)
+        r = row(recent, recent_s, self.total, total_s, self.percentiles)
+        self.say(format_row(r, self.csv))
+        if self.churn_port is not None and not self.warned:
+            warning = ports_running_low(time_wait_count(self.churn_port))
+            if warning:
+                self.warned = True
+                self.say(warning)
+        return r
+
+
+class Run:
+    """The shared state of one authrate run: counters, limits, pacing; intervals go to `table`."""
+
+    def __init__(self, plan: BindPlan, limits: Limits, endpoint: Endpoint, table: Table) -> None:
+        self.plan, self.limits, self.endpoint, self.table = plan, limits, endpoint, table
         self.start = time.perf_counter()
         self.deadline = self.start + (limits.duration_s or UNBOUNDED_LIMIT_S)
         self.measure_from = self.start + limits.warmup_s
         self.started = 0
         self.total, self.recent = Counts(), Counts()
         self.reasons: Counter = Counter()
-        self.rows: list[Row] = []
+        self.emitted = 0
         self.pacer = Pacer(limits.target_rate, self.start) if limits.target_rate else None
         self.connections: list[Connection] = []
-        self.warned = False
 
     def _ticket(self) -> bool:
         if time.perf_counter() >= self.deadline:
@@ -163,19 +184,12 @@ class Run:
     def _emit(self, since: float, now: float) -> None:
         recent, self.recent = self.recent, Counts()
         self.total.absorb(recent)
-        r = row(recent, now - since, self.total, now - self.measure_from, self.percentiles)
-        self.rows.append(r)
-        self.say(format_row(r, self.csv))
-        if not self.limits.keep_open and not self.warned:
-            warning = ports_running_low(time_wait_count(self.endpoint.port))
-            if warning:
-                self.warned = True
-                self.say(warning)
+        self.emitted += 1
+        self.table.interval(recent, now - since, now - self.measure_from)
 
     def reporter(self) -> None:
         gevent.sleep(max(0.0, self.measure_from - time.perf_counter()))
-        for line in header(self.percentiles, self.csv):
-            self.say(line)
+        self.table.start()
         last = self.measure_from
         while True:
             gevent.sleep(max(0.0, last + self.limits.interval_s - time.perf_counter()))
@@ -189,10 +203,10 @@ class Run:
         gevent.joinall(workers, raise_error=True)
         reporter.kill()
         now = time.perf_counter()
-        last = self.measure_from + self.limits.interval_s * len(self.rows)
+        last = self.measure_from + self.limits.interval_s * self.emitted
         if self.recent.ops and now > self.measure_from:
             self._emit(max(last, self.measure_from), now)
-        return Outcome(self.total, max(0.0, now - self.measure_from), self.reasons, self.rows,
+        return Outcome(self.total, max(0.0, now - self.measure_from), self.reasons,
                        self.pacer.behind_max_s if self.pacer else 0.0, self.pacer.late if self.pacer else 0,
                        sum(c.opened for c in self.connections),
                        None if self.limits.keep_open else time_wait_count(self.endpoint.port))

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 
-from .authrate import BindPlan, Limits, Outcome, Run
+from .authrate import BindPlan, Limits, Outcome, Run, Table
 from .client import Endpoint
 
 
@@ -25,17 +24,20 @@ def summary_lines(outcome: Outcome, limits: Limits) -> list[str]:
     return lines
 
 
-def run(plan: BindPlan, limits: Limits, endpoint: Endpoint, *, workers: int = 1, csv: bool = False,
-        percentiles: tuple[float, ...], say: Callable[[str], None] | None = None) -> int:
-    if workers > 1:
-        from .workers import run_workers
+def say(line: str) -> None:
+    print(line, flush=True)
 
-        return run_workers(plan, limits, endpoint, workers=workers, csv=csv, percentiles=percentiles)
-    out = say or (lambda line: print(line, flush=True))
-    outcome = Run(plan, limits, endpoint, out, csv, percentiles).execute()
+
+def finish(outcome: Outcome, limits: Limits, csv: bool) -> int:
     for line in summary_lines(outcome, limits):
         if csv:
             print(line, file=sys.stderr, flush=True)
         else:
-            out(line)
+            say(line)
     return 0
+
+
+def run(plan: BindPlan, limits: Limits, endpoint: Endpoint, *, csv: bool = False,
+        percentiles: tuple[float, ...]) -> int:
+    table = Table(say, csv, percentiles, None if limits.keep_open else endpoint.port)
+    return finish(Run(plan, limits, endpoint, table).execute(), limits, csv)

@@ -1,7 +1,8 @@
 """authrate's statistics: an HDR histogram of response times and the table printed every `-i` seconds.
 
 Columns as authrate prints them: throughput recent/average (operations per second), response time
-recent/average and the chosen percentiles (milliseconds), err/sec; `-S` prints the same rows as CSV.
+recent/average and the chosen percentiles (milliseconds), err/sec; `-S` prints the same rows as
+authrate's CSV, led by the seconds since the warm-up ended.
 Percentiles come from the histogram (microsecond resolution, 3 significant digits), never sampled.
 """
 
@@ -51,6 +52,7 @@ class Counts:
 
 @dataclass
 class Row:
+    elapsed_s: float  # since the end of the warm-up
     recent_tps: float
     average_tps: float
     recent_ms: float
@@ -60,7 +62,7 @@ class Row:
 
 
 def row(recent: Counts, recent_s: float, total: Counts, total_s: float, percentiles: tuple[float, ...]) -> Row:
-    return Row(recent.ops / recent_s if recent_s > 0 else 0.0, total.ops / total_s if total_s > 0 else 0.0,
+    return Row(total_s, recent.ops / recent_s if recent_s > 0 else 0.0, total.ops / total_s if total_s > 0 else 0.0,
                recent.mean_ms(), total.mean_ms(), tuple(total.percentile_ms(p) for p in percentiles),
                recent.errors / recent_s if recent_s > 0 else 0.0)
 
@@ -71,9 +73,10 @@ def _label(percentile: float) -> str:
 
 def header(percentiles: tuple[float, ...], csv: bool) -> list[str]:
     labels = [_label(p) for p in percentiles]
-    if csv:
-        return [",".join(["recent throughput", "average throughput", "recent response time",
-                          "average response time", *labels, "errors/second"])]
+    if csv:  # authrate's own CSV header
+        return [",".join(["Time (seconds)", "Recent throughput (ops/second)", "Average throughput (ops/second)",
+                          "Recent response time (milliseconds)", "Average response time (milliseconds)",
+                          *(f"{label} response time (milliseconds)" for label in labels), "Errors/second"])]
     rt_width = 9 * (2 + len(labels)) + 1
     columns = "|   recent  average |   recent  average" + "".join(f"{lab:>9}" for lab in labels) + " |  err/sec |"
     rule = "-" * len(columns)
@@ -88,6 +91,7 @@ def _ms(value: float) -> str:
 def format_row(r: Row, csv: bool) -> str:
     times = [_ms(r.recent_ms), _ms(r.average_ms), *(_ms(p) for p in r.percentiles_ms)]
     if csv:
-        return ",".join([f"{r.recent_tps:.1f}", f"{r.average_tps:.1f}", *times, f"{r.errors_per_s:.1f}"])
+        return ",".join([f"{r.elapsed_s:.3f}", f"{r.recent_tps:.1f}", f"{r.average_tps:.1f}", *times,
+                         f"{r.errors_per_s:.1f}"])
     return (f"| {r.recent_tps:8.1f} {r.average_tps:8.1f} |" + "".join(f" {t:>8}" for t in times)
             + f" | {r.errors_per_s:8.1f} |")

@@ -159,6 +159,7 @@ class Arguments:
 
     def __init__(self, specs: Sequence[str], seed: int | None = None) -> None:
         self.generators = [parse_generator(spec) for spec in specs]
+        self.seed = seed
         self.random = random.Random(seed)
 
     def __len__(self) -> int:
