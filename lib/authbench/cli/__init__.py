@@ -47,7 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-LOAD_COMMANDS = ("run", "authrate")  # commands that run Locust: gevent must patch the standard library first
+LOAD_COMMANDS = ("run", "authrate")  # commands that run Locust or gevent: it must patch the standard library first
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -50,11 +51,10 @@ def _lab(name: str) -> tuple[str, str, dict]:
                                       "bind_dn": f"uid={{user}},{LDAP_PEOPLE}"}
 
 
-def _settings(args: argparse.Namespace, timeout: float):
+def _settings(args: argparse.Namespace, timeout: float, accounts: Callable):
     from ..ldap.client import SCOPES as SCOPE_CODES
     from ..ldap.client import Endpoint
     from ..users.ldap import USER_FIELD, LDAPSearch, LDAPSettings
-    from .run import _accounts
 
     url, lab_defaults, ca = args.target, None, None
     if url in LAB_TARGETS:
@@ -72,7 +72,7 @@ def _settings(args: argparse.Namespace, timeout: float):
     if not args.search_base and (not bind_dn or USER_FIELD not in bind_dn):
         raise CliError("LDAP target: give --bind-dn with {user} (e.g. uid={user},ou=people,dc=example,dc=org) "
                        "or --search-base")
-    picker, account_source = _accounts(args, lab_defaults)
+    picker, account_source = accounts(args, lab_defaults)
     search = None
     if args.search_base:
         if bool(args.search_as) != bool(args.search_password_file):
@@ -87,14 +87,14 @@ def _settings(args: argparse.Namespace, timeout: float):
     return LDAPSettings(endpoint, picker, bind_dn or "", search, args.new_connection), account_source
 
 
-def run(args: argparse.Namespace, plan, timeout: float, cell_limit: float) -> int:
-    """The LDAP half of `authbench run`, after the plan is parsed."""
+def run(args: argparse.Namespace, plan, timeout: float, cell_limit: float, accounts: Callable) -> int:
+    """The LDAP half of `authbench run`, after the plan is parsed; `accounts` is run.py's account options."""
     from .. import headless
     from ..results.recorder import results_dir
     from ..sockets import ports_running_low, time_wait_count
     from ..users.ldap import LDAPUser, preflight
 
-    settings, account_source = _settings(args, timeout)
+    settings, account_source = _settings(args, timeout, accounts)
     try:
         run_dir = results_dir(Path(args.results), args.run_id)
     except (OSError, ValueError) as exc:

@@ -164,7 +164,7 @@ def _run(args: argparse.Namespace) -> int:
     if timeout <= 0:
         raise CliError("--timeout must be more than 0")
     if ldap_run.wants(args.target):
-        return ldap_run.run(args, plan, timeout, cell_limit)
+        return ldap_run.run(args, plan, timeout, cell_limit, _accounts)
     lab_defaults = None
     target, verify = args.target, (False if args.insecure else (args.ca_bundle or True))
     if target.startswith(LAB_PREFIX):

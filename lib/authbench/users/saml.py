@@ -138,4 +138,3 @@ def context_from_locust_options(options: argparse.Namespace, host: str | None) -
                             PRESETS if options.login_form == "auto" else (LOGIN_FORMS[options.login_form],),
                             options.reuse_session, options.new_connection)
     return RunContext(settings=settings)
-
