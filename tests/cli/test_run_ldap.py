@@ -8,26 +8,15 @@ import sys
 from pathlib import Path
 
 import pytest
+import test_run
 
-from authbench.cli import main
 from authbench.results.recorder import read_samples
 from authbench_lab import slapd
 from authbench_lab.config import LDAP_IDP_DN, LDAP_PEOPLE
 
 ROOT = Path(__file__).resolve().parents[2]
+lab_env, run = test_run.lab_env, test_run.run  # the SAML run tests' fixture and helper
 WAIT_LIMIT = 60.0
-
-
-@pytest.fixture
-def lab_env(lab, monkeypatch):
-    monkeypatch.setenv("AUTHBENCH_LAB_DIR", str(lab.run_dir))
-    return lab
-
-
-def run(args: list[str], capsys) -> tuple[int, str, str]:
-    code = main(["run", *args])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def test_patterns_warmup_repeat_and_result_codes(lab_env, tmp_path, capsys):

@@ -13,7 +13,9 @@ StartTLS, each a short call on loopback, once per connection.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 import ldap
 from gevent.socket import wait_read
@@ -51,9 +53,7 @@ class Endpoint:
 
     @property
     def port(self) -> int:
-        rest = self.url.split("://", 1)[1].rstrip("/")
-        return int(rest.rsplit(":", 1)[1]) if ":" in rest.rsplit("]", 1)[-1] else (
-            636 if self.url.startswith("ldaps") else 389)
+        return urlsplit(self.url).port or (636 if self.url.startswith("ldaps") else 389)
 
 
 def reason_of(exc: ldap.LDAPError) -> LdapFailure:
@@ -115,7 +115,7 @@ class Connection:
             wait_read(conn.fileno(), timeout=self.endpoint.timeout,
                       timeout_exc=ldap.TIMEOUT({"desc": "no answer in time"}))
 
-    def _operate(self, start) -> tuple:
+    def _operate(self, start: Callable[[ldap.ldapobject.SimpleLDAPObject], int]) -> tuple:
         try:
             if self._conn is None:
                 self._conn = self._open()
