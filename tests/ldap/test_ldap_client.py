@@ -89,3 +89,13 @@ def test_ten_users_on_one_worker_overlap_their_binds(lab):
     blocking = [ldap.initialize(lab.ldap_url()) for _ in range(USERS)]  # the control: python-ldap's own _s call
     spans = run_users(lambda i, who, password: blocking[i].simple_bind_s(who, password))
     assert most_in_flight(spans) == 1  # each bind stalls every other greenlet
+
+
+def test_a_refused_service_bind_never_leaves_an_anonymous_searcher(lab):
+    searcher = Connection(Endpoint(lab.ldap_url()))
+    with pytest.raises(LdapFailure):
+        searcher.bind_once(LDAP_IDP_DN, "wrong")
+    assert not searcher.is_open
+    searcher.bind_once(LDAP_IDP_DN, slapd.paths(lab).idp_password.read_text().strip())
+    searcher.bind_once(LDAP_IDP_DN, "not used: already bound")
+    assert searcher.find_dn(LDAP_PEOPLE, SCOPES["one"], "(uid=user005)") == dn("user005")

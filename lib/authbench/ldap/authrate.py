@@ -95,8 +95,8 @@ def authenticate(plan: BindPlan, conn: Connection, searcher: Connection, rng: ra
     args = plan.arguments.next()
     if plan.search is not None:
         s = plan.search
-        if s.identity is not None and not searcher.is_open:
-            searcher.bind(*s.identity)
+        if s.identity is not None:
+            searcher.bind_once(*s.identity)
         args.append(searcher.find_dn(s.base.fill(args), s.scope, s.filter.fill(args), s.deref))
     password = plan.password
     if plan.invalid_percent and rng.random() * 100 < plan.invalid_percent:

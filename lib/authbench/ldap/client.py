@@ -77,6 +77,7 @@ class Connection:
     def __init__(self, endpoint: Endpoint) -> None:
         self.endpoint = endpoint
         self._conn: ldap.ldapobject.SimpleLDAPObject | None = None
+        self._bound_as: str | None = None  # set by bind_once only
         self.opened = 0  # connections opened so far (churn)
 
     @property
@@ -101,7 +102,7 @@ class Connection:
         return conn
 
     def close(self) -> None:
-        conn, self._conn = self._conn, None
+        conn, self._conn, self._bound_as = self._conn, None, None
         if conn is not None:
             with contextlib.suppress(ldap.LDAPError):
                 conn.unbind_ext()
@@ -133,6 +134,17 @@ class Connection:
     def bind(self, dn: str, password: str) -> None:
         """Simple bind; raises LdapFailure with the result code when the server refuses it."""
         self._operate(lambda conn: conn.simple_bind(dn, password))
+
+    def bind_once(self, dn: str, password: str) -> None:
+        """Bind unless already bound as `dn` on this connection (a service account's searches)."""
+        if self._conn is not None and self._bound_as == dn:
+            return
+        try:
+            self.bind(dn, password)
+        except LdapFailure:
+            self.close()  # never search on as whoever the connection was before
+            raise
+        self._bound_as = dn
 
     def search_dns(self, base: str, scope: int, filterstr: str, deref: int = ldap.DEREF_NEVER) -> list[str]:
         def start(conn: ldap.ldapobject.SimpleLDAPObject) -> int:

@@ -53,8 +53,8 @@ def authenticate(settings: LDAPSettings, conn: Connection, searcher: Connection,
     if search is None:
         dn = settings.dn_template.replace(USER_FIELD, user)
     else:
-        if search.identity is not None and not searcher.is_open:
-            searcher.bind(*search.identity)
+        if search.identity is not None:
+            searcher.bind_once(*search.identity)
         dn = searcher.find_dn(search.base, search.scope, search.filter.replace(USER_FIELD, user))
     conn.bind(dn, password)
 
