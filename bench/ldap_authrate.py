@@ -81,8 +81,10 @@ def timed(command: list[str]) -> tuple[str, float]:
     return result.stdout + result.stderr, cpu
 
 
-def authbench(port: int, password: str, connections: int, keep_open: bool, one: bool = False) -> list[str]:
-    return [sys.executable, "-m", "authbench", "authrate", "-h", "127.0.0.1", "-p", str(port), "-D",
+def authbench(port: int, password: str, connections: int, keep_open: bool, one: bool = False,
+              workers: int = 1) -> list[str]:
+    return [sys.executable, "-m", "authbench", "authrate", *(["--workers", str(workers)] if workers > 1 else []),
+            "-h", "127.0.0.1", "-p", str(port), "-D",
             BIND_DN.format("{}"), "-w", password, "-g", f"rand({LOW},{HIGH})", "-c", str(connections),
             *(["-f"] if keep_open else []), *(["-m", "1"] if one else ["-d", str(DURATION_S)]),
             "-i", str(DURATION_S)]
@@ -120,6 +122,8 @@ def main() -> None:
     parser.add_argument("--run-dir", default="/tmp/ldap-lab", help="the running lab (authbench lab up)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--connections", default="10,50")
+    parser.add_argument("--modes", default="kept,new", help="kept (authrate -f), new (a connection per bind)")
+    parser.add_argument("--workers", type=int, default=1, help="authbench authrate --workers")
     args = parser.parse_args()
     state = lab.read_state(args.run_dir)
     if not state:
@@ -129,7 +133,8 @@ def main() -> None:
     config = LabConfig.from_dict(state["config"])
     port, tool, password = config.shared_port("ldap"), toolkit(), secrets.token_hex(12)
     seed_accounts(config, password)
-    startup = {"authbench": statistics.median(timed(authbench(port, password, 1, True, one=True))[1]
+    startup = {"authbench": statistics.median(timed(authbench(port, password, args.workers, True, one=True,
+                                                              workers=args.workers))[1]
                                               for _ in range(3)),
                "authrate": statistics.median(timed(opendj(tool, port, password, 1, True, one=True))[1]
                                              for _ in range(3)),
@@ -137,8 +142,8 @@ def main() -> None:
     results: dict[tuple[str, int, bool], list[tuple[float, float]]] = {}
     for _ in range(args.rounds):
         for connections in (int(c) for c in args.connections.split(",")):
-            for keep_open in (True, False):
-                commands = {"authbench": authbench(port, password, connections, keep_open),
+            for keep_open in [mode == "kept" for mode in args.modes.split(",")]:
+                commands = {"authbench": authbench(port, password, connections, keep_open, workers=args.workers),
                             "authrate": opendj(tool, port, password, connections, keep_open)}
                 if not keep_open:
                     commands["ldclt"] = ldclt(port, password, connections)
@@ -150,7 +155,8 @@ def main() -> None:
                     results.setdefault((name, connections, keep_open), []).append((rate, per_bind_us))
                     print(f"{name:9} c={connections:<3} {'kept open' if keep_open else 'new conn.'}: "
                           f"{rate:8.0f} binds/s, {per_bind_us:6.1f} µs CPU/bind", flush=True)
-    print(f"\n{datetime.date.today()}, {args.rounds} rounds of {DURATION_S} s, start-up CPU subtracted "
+    print(f"\n{datetime.date.today()}, {args.rounds} rounds of {DURATION_S} s, authbench --workers {args.workers}, "
+          "start-up CPU subtracted "
           f"(authbench {startup['authbench']:.2f} s, authrate {startup['authrate']:.2f} s); "
           f"load average {os.getloadavg()[0]:.1f}")
     print("| connections | mode | tool | binds/s (median) | CPU µs/bind (median) | binds/s vs authrate "

@@ -67,6 +67,9 @@ def test_workers_share_the_iterations_and_one_table(lab, capsys):
     assert ops == 301 and 0 < errors < 301 and f"{errors} × invalidCredentials (49)" in err
     rows = out.strip().splitlines()
     assert rows[0].startswith("Time (seconds),") and len(rows) >= 2
+    code, out, err = authrate(lab, "-D", USER, "-w", PASSWORD, "-c", "3", "-m", "1", "--workers", "3", "-S",
+                              capsys=capsys)  # fewer iterations than workers: the idle ones stop at once
+    assert code == 0 and totals(err) == (1, 0), err
 
 
 def test_a_seed_reproduces_the_run(lab, capsys):

@@ -33,7 +33,9 @@ def share(limits: Limits, slot: int, workers: int) -> Limits:
     def part(total: int) -> int:
         return total // workers + (1 if slot < total % workers else 0)
 
-    return replace(limits, connections=part(limits.connections), iterations=part(limits.iterations),
+    iterations = part(limits.iterations)
+    idle = limits.iterations > 0 and iterations == 0  # -m smaller than --workers: nothing to do (0 is unlimited)
+    return replace(limits, connections=0 if idle else part(limits.connections), iterations=iterations,
                    target_rate=limits.target_rate / workers, interval_s=FLUSH_S)
 
 
