@@ -189,3 +189,12 @@ def test_server_lost_mid_run_errors_counted_and_binds_resume(own_lab):
     assert rows[0][-1] == 0 and any(r[-1] > 0 for r in rows), out + err  # errors while slapd was down
     assert rows[-1][-1] == 0 and rows[-1][1] > 0  # binding again after it came back
     assert "connect error" in err
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_warmup_is_left_out_of_the_figures(lab, capsys, workers):
+    code, out, err = authrate(lab, "-D", USER, "-w", PASSWORD, "-f", "-c", "2", "-B", "1", "-d", "2.5", "-i", "0.5",
+                              "--workers", workers, capsys=capsys)
+    assert code == 0, err
+    match = TOTAL.search(out)
+    assert match and 1.2 <= float(match.group(2)) <= 1.8, out  # measured: the 1.5 s after the warm-up

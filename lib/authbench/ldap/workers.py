@@ -103,7 +103,6 @@ def run_workers(argv: Sequence[str], limits: Limits, endpoint: Endpoint, table: 
 
         readers = [gevent.spawn(read, child) for child in children]
         gevent.sleep(max(0.0, measure_from - time.perf_counter()))
-        box[0] = Counts()
         table.start()
         while not all(r.dead for r in readers):
             tick = last + limits.interval_s
@@ -119,6 +118,9 @@ def run_workers(argv: Sequence[str], limits: Limits, endpoint: Endpoint, table: 
             if child.poll() is None:
                 child.kill()
             child.wait()
+    if len(ends) < workers:
+        print(f"warning: {workers - len(ends)} worker(s) ended without their report; their last counts are missing",
+              file=sys.stderr, flush=True)
     reasons: Counter = Counter()
     for end in ends:
         reasons.update(end["reasons"])
