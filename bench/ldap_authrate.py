@@ -4,10 +4,12 @@ All three bind the same 900 accounts (uid=bench.100 … bench.999, one shared pa
 lab's slapd by this script) on the same server, one tool at a time, in alternating rounds. Kept-open
 connections (authrate -f) compare authbench with authrate; a new connection per bind compares all
 three (ldclt -e bindeach,bindonly has no kept-open re-bind). CPU is the tool's user+system time from
-getrusage(RUSAGE_CHILDREN) around each run, minus the same tool's start-up (a one-bind run).
+getrusage(RUSAGE_CHILDREN) around each run, minus the same tool's start-up (a one-bind run). The
+random password is on the tools' command lines (ldclt and the 5.0.3 authrate read it nowhere else).
 
     .venv/bin/authbench lab up --backend local --base-port 5000 --run-dir /tmp/ldap-lab
     .venv/bin/python bench/ldap_authrate.py --run-dir /tmp/ldap-lab [--rounds 3] [--connections 10,50]
+        [--modes kept,new] [--workers 2]
 
 Fetches the OpenDJ toolkit (Maven Central) into ~/.cache/authbench; ldclt comes from Debian's
 389-ds-base (`apt-get install -y 389-ds-base`). Nothing third-party goes into the repository.
