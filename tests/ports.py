@@ -17,3 +17,4 @@ VARIANT = 31000 + SHIFT  # lab variants (stickiness, no client storage)
 PROMETHEUS = 26900 + SHIFT  # a real Prometheus for the campaign's server-side queries
 WEB = 30600 + SHIFT  # `authbench web` in the web UI's tests (a few ports from here)
 DISTRIBUTED = 26800 + SHIFT  # Locust masters and /metrics of the distributed tests (26810-26839)
+LDAP_FAULT = 30000 + SHIFT  # authrate while slapd stops and starts: a small lab of its own

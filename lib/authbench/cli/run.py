@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from . import EXIT_FAILURE, CliError, say
+from . import EXIT_FAILURE, CliError, ldap_run, say
 from .options import (
     LAB_PROTECTED_PATH,
     accounts_from_args,
@@ -67,6 +67,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                          help="keep cookies between a user's journeys: later ones measure SSO without password")
     journey.add_argument("--new-connection", action="store_true",
                          help="close connections after every journey (browser-like churn; TIME_WAIT counted)")
+
+    ldap_run.add_options(run)
 
     output = run.add_argument_group("results")
     output.add_argument("--results", default="results", help="results folder (default ./results)")
@@ -133,10 +135,9 @@ class PreparedRun:
     cell_time_limit: float
 
 
-def prepare(args: argparse.Namespace) -> PreparedRun:
-    """Options (of `authbench run`, or the web UI's form parsed by the same parser) → a checked run; CliError."""
+def _plan_options(args: argparse.Namespace) -> tuple[Plan, float, float]:
+    """(plan, per-request timeout, cell time limit): what every journey's run needs; CliError."""
     from ..patterns import PlanError, parse_duration, parse_plan
-    from ..users.saml import SAMLSettings
 
     try:
         plan = parse_plan(args.pattern, args.warmup, args.repeat)
@@ -146,6 +147,14 @@ def prepare(args: argparse.Namespace) -> PreparedRun:
         raise CliError(str(exc)) from None
     if timeout <= 0:
         raise CliError("--timeout must be more than 0")
+    return plan, timeout, cell_limit
+
+
+def prepare(args: argparse.Namespace) -> PreparedRun:
+    """Options (of `authbench run`, or the web UI's form parsed by the same parser) → a checked run; CliError."""
+    from ..users.saml import SAMLSettings
+
+    plan, timeout, cell_limit = _plan_options(args)
     if (args.workers is not None and args.workers < 1) or args.expect_workers < 1:
         raise CliError("--workers and --expect-workers must be at least 1")
     lab_defaults = None
@@ -178,8 +187,11 @@ def _run(args: argparse.Namespace) -> int:
     from ..distributed import DistributedError
     from ..metrics import MetricsError
     from ..results.recorder import results_dir
-    from ..users.saml import SAMLUser, preflight, time_wait_count
+    from ..sockets import time_wait_count
+    from ..users.saml import SAMLUser, preflight
 
+    if ldap_run.wants(args.target):  # LDAP binds in the same patterns (one process)
+        return ldap_run.run(args, *_plan_options(args))
     prepared = prepare(args)
     plan, settings, target = prepared.plan, prepared.settings, prepared.target
     worker_wait, connect_wait, master_timeout = _durations(args, "worker_wait", "connect_timeout", "master_timeout")

@@ -7,7 +7,6 @@ locustfile runs under plain `locust`; the walk itself is `journeys.saml.sso_logi
 from __future__ import annotations
 
 import argparse
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -139,18 +138,3 @@ def context_from_locust_options(options: argparse.Namespace, host: str | None) -
                             PRESETS if options.login_form == "auto" else (LOGIN_FORMS[options.login_form],),
                             options.reuse_session, options.new_connection)
     return RunContext(settings=settings)
-
-
-def time_wait_count(port: int) -> int:
-    """Sockets in TIME_WAIT towards `port` (what connection churn leaves behind), from /proc/net/tcp*."""
-    count = 0
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        if not os.path.exists(table):
-            continue
-        with open(table) as handle:
-            next(handle, None)
-            for line in handle:
-                parts = line.split()
-                if len(parts) > 3 and parts[3] == "06" and int(parts[2].rsplit(":", 1)[1], 16) == port:
-                    count += 1
-    return count
