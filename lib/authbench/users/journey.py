@@ -9,10 +9,11 @@ iteration counts as measured and the user runs until Locust stops it.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from locust import User, constant, task
+from locust import User, constant, events, task
 from locust.exception import StopUser
 
 from ..events import RunEvents
@@ -92,3 +93,18 @@ class JourneyUser(User):
         if controller is not None:
             controller.record(sample)
         self.run_context.events.sample.fire(sample=sample)
+
+
+def for_plain_locust(add_options: Callable[[Any], None],
+                     make_context: Callable[[Any, str | None], RunContext]) -> None:
+    """Wire a journey into plain `locust -f …`: its options on Locust's command line, and a RunContext
+    built from them at start (authbench's own runner attaches its context first and keeps it)."""
+
+    @events.init_command_line_parser.add_listener
+    def _options(parser: Any) -> None:
+        add_options(parser)
+
+    @events.init.add_listener
+    def _context(environment: Any, **_kwargs: Any) -> None:
+        if getattr(environment, "authbench", None) is None:
+            environment.authbench = make_context(environment.parsed_options, environment.host)
