@@ -6,10 +6,10 @@ an arbiter and its workers). CPU is user + system time between two samples, as p
 memory is the resident set (shared pages count in every process that maps them).
 
 Rows go to `resources.csv` as they are taken; each cell gets a summary of its measured phase. A cell
-whose generator process was busy most of the time is flagged: the generator, not the system under
-test, may have set the pace, so its figures are not to be trusted. Busy means running or ready to run
-but waiting for a core (the kernel's schedstat): on a shared machine a generator starved of CPU limits
-the load as surely as one that uses a whole core.
+whose generator process used nearly a whole core is flagged: the generator, not the system under
+test, may have set the pace, so its figures are not to be trusted. Beside it, how much of the time
+the generator was ready to run but waited for a core (the kernel's schedstat): on a machine shared
+with the servers under test that is the machine's limit showing, not the generator's.
 """
 
 from __future__ import annotations
@@ -29,14 +29,14 @@ from .results.sample import MEASURED, WARMUP
 
 SAMPLE_INTERVAL_S = 1.0
 GENERATOR = "generator"
-GENERATOR_SATURATED_PCT = 90.0  # one generator process (gevent: one core at most) busy more than this
+GENERATOR_SATURATED_PCT = 90.0  # one generator process (gevent: one core at most) using more CPU than this
 RESOURCES_FILE = "resources.csv"
 COLUMNS = ("time", "pattern", "repetition", "phase", "component", "pid", "cpu_pct", "rss_bytes")
 MIB = 1024 * 1024
 
 
 @dataclass
-class _Reading:
+class Reading:
     time: float
     phase: str
     component: str
@@ -44,7 +44,7 @@ class _Reading:
     cpu_s: float
     rss_bytes: int
     per_process_pct: dict[int, float]
-    per_process_busy_pct: dict[int, float] = field(default_factory=dict)  # generator only: running or runnable
+    per_process_waiting_pct: dict[int, float] = field(default_factory=dict)  # generator only: runnable, no core
 
 
 def _process_tree(pid: int) -> list[psutil.Process]:
@@ -55,14 +55,14 @@ def _process_tree(pid: int) -> list[psutil.Process]:
         return []
 
 
-def _busy_ns(pid: int) -> int | None:
-    """Nanoseconds the process's threads ran or waited for a core (/proc/<pid>/task/*/schedstat)."""
+def _waiting_ns(pid: int) -> int | None:
+    """Nanoseconds the process's threads were ready to run but waited for a core (/proc/<pid>/task/*/schedstat)."""
     total = 0
     try:
         for task in os.scandir(f"/proc/{pid}/task"):
             with open(f"{task.path}/schedstat") as handle:
-                running, waiting, _slices = handle.read().split()
-            total += int(running) + int(waiting)
+                _running, waiting, _slices = handle.read().split()
+            total += int(waiting)
     except (OSError, ValueError):
         return None
     return total
@@ -90,9 +90,9 @@ class ResourceSampler:
     journeys: int = 0  # measured journeys of the current cell
     prometheus: Queries | None = None  # a user target's own Prometheus, asked after each cell
     measured_start: float = 0.0
-    _readings: list[_Reading] = field(default_factory=list)
+    _readings: list[Reading] = field(default_factory=list)
     _last: dict[tuple[str, int], tuple[float, float]] = field(default_factory=dict)  # (name, pid) → (t, cpu_s)
-    _last_busy: dict[int, tuple[float, int]] = field(default_factory=dict)  # generator pid → (t, busy ns)
+    _last_waiting: dict[int, tuple[float, int]] = field(default_factory=dict)  # generator pid → (t, waiting ns)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
@@ -172,23 +172,23 @@ class ResourceSampler:
                     cpu_s += used
                     per_process[process.pid] = 100.0 * used / (now - previous[0])
                 cpu_pct = sum(per_process.values())
-                busy = self._busy(per_process) if name == GENERATOR else {}
-                self._readings.append(_Reading(now, self.phase, name, cpu_pct, cpu_s, rss, per_process, busy))
+                waiting = self._waiting(per_process) if name == GENERATOR else {}
+                self._readings.append(Reading(now, self.phase, name, cpu_pct, cpu_s, rss, per_process, waiting))
                 self._writer.writerow((f"{now:.3f}", self.pattern, self.repetition, self.phase, name, root,
                                        f"{cpu_pct:.1f}", rss))
             self._file.flush()
 
-    def _busy(self, pids: dict[int, float]) -> dict[int, float]:
-        now, busy = time.time(), {}
+    def _waiting(self, pids: dict[int, float]) -> dict[int, float]:
+        now, waiting = time.time(), {}
         for pid in pids:
-            ns = _busy_ns(pid)
-            previous = self._last_busy.get(pid)
+            ns = _waiting_ns(pid)
+            previous = self._last_waiting.get(pid)
             if ns is None:
                 continue
-            self._last_busy[pid] = (now, ns)
+            self._last_waiting[pid] = (now, ns)
             if previous is not None and now > previous[0]:
-                busy[pid] = 100.0 * (ns - previous[1]) / 1e9 / (now - previous[0])
-        return busy
+                waiting[pid] = 100.0 * (ns - previous[1]) / 1e9 / (now - previous[0])
+        return waiting
 
     # -- per cell ------------------------------------------------------------------------------------
 
@@ -204,7 +204,7 @@ class ResourceSampler:
         return summary
 
 
-def summarize_readings(readings: list[_Reading], components: dict[str, int], journeys: int,
+def summarize_readings(readings: list[Reading], components: dict[str, int], journeys: int,
                        interval: float) -> dict[str, Any]:
     summary: dict[str, dict[str, Any]] = {}
     for name, pid in components.items():
@@ -222,17 +222,18 @@ def summarize_readings(readings: list[_Reading], components: dict[str, int], jou
             "cpu_ms_per_journey": round(cpu_s * 1000 / journeys, 3) if journeys else None,
         }
     return {"interval_s": interval, "samples": len({r.time for r in readings}), "components": summary,
-            "generator_saturated": generator_saturated(readings)}
+            "generator_saturated": _busiest(readings, "per_process_pct") > GENERATOR_SATURATED_PCT,
+            "generator_waiting_pct": round(_busiest(readings, "per_process_waiting_pct"), 1)}
 
 
-def generator_saturated(readings: list[_Reading]) -> bool:
-    """True when one generator process was busy (running or runnable) over GENERATOR_SATURATED_PCT of the time."""
-    busy: dict[int, list[float]] = {}
+def _busiest(readings: list[Reading], field_name: str) -> float:
+    """The highest mean, over the generator's processes, of one per-process percentage."""
+    per_pid: dict[int, list[float]] = {}
     for reading in readings:
         if reading.component == GENERATOR:
-            for pid, pct in reading.per_process_busy_pct.items():
-                busy.setdefault(pid, []).append(pct)
-    return any(sum(values) / len(values) > GENERATOR_SATURATED_PCT for values in busy.values())
+            for pid, pct in getattr(reading, field_name).items():
+                per_pid.setdefault(pid, []).append(pct)
+    return max((sum(values) / len(values) for values in per_pid.values()), default=0.0)
 
 
 def lab_components(state: dict, backend: str) -> dict[str, int]:
