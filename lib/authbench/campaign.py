@@ -18,10 +18,8 @@ from typing import Any
 
 from .cluster_checks import Account, CheckResult, Cluster, run_checks
 from .patterns import Pattern, Plan
-from .results.recorder import SUMMARY_FILE, results_dir, write_json_atomic
+from .results.recorder import CAMPAIGN_FILE, RUNS_DIR, SUMMARY_FILE, results_dir, write_json_atomic
 
-CAMPAIGN_FILE = "campaign.json"
-RUNS_DIR = "runs"
 # What --dry-run assumes; measured on the lab on 2 cores (docs/benchmarks.md: 70–90 logins/s at saturation).
 ESTIMATE_JOURNEY_S = 0.035  # one login when the target is not saturated
 ESTIMATE_CAPACITY_TPS = 75.0  # logins/s a target serves at most
@@ -128,9 +126,10 @@ class Campaign:
         write_json_atomic(self.folder / CAMPAIGN_FILE, self.document)
 
     def done_cells(self, target: str) -> set[tuple[str, int]]:
-        return {(cell["pattern"], cell["repetition"]) for cell in self._run_cells(target)}
+        return {(cell["pattern"], cell["repetition"]) for cell in self.run_cells(target)}
 
-    def _run_cells(self, target: str) -> list[dict[str, Any]]:
+    def run_cells(self, target: str) -> list[dict[str, Any]]:
+        """The finished cells of a target, as its run folder's summary.json lists them (none yet: [])."""
         try:
             return json.loads((self.runs / target / SUMMARY_FILE).read_text())["cells"]
         except (FileNotFoundError, ValueError, KeyError):
@@ -141,7 +140,7 @@ class Campaign:
         self.document["cells"] = [
             {"backend": target, "pattern": cell["pattern"], "repetition": cell["repetition"],
              "status": "done" if cell.get("complete", True) else "cut short", "run": f"{RUNS_DIR}/{target}"}
-            for target in targets for cell in self._run_cells(target)
+            for target in targets for cell in self.run_cells(target)
         ]
         self.save()
 

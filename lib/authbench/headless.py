@@ -22,7 +22,7 @@ from locust.env import Environment
 from . import __version__, metrics
 from .patterns import Plan
 from .results.recorder import SAMPLES_FILE, SUMMARY_FILE, Recorder, keep_cells, results_dir
-from .results.summary import Summary, average, summarize
+from .results.summary import Summary, averages_by_pattern, summarize
 from .results.table import format_runs, run_label
 from .runner import CellResult, create_environment, run_plan
 from .users.journey import JourneyUser, RunContext
@@ -108,7 +108,7 @@ def execute(
             if cell.degraded:
                 entry["degraded"] = cell.degraded
             document["cells"].append(entry)
-            document["averages"] = {k: v.to_dict() for k, v in _averages(document["cells"]).items()}
+            document["averages"] = {k: v.to_dict() for k, v in averages_by_pattern(document["cells"]).items()}
             recorder.write_summary(document)
             say(f"{label}: {summary.tests} tests, {summary.errors} errors, {_tps(summary)} TPS, "
                 f"mean {_ms(summary.mean_ms)} ms{_remark(cell)}")
@@ -136,13 +136,6 @@ def execute(
         document["finished"] = time.time()
         recorder.write_summary(document)
     return RunReport(run_dir, cells, summaries)
-
-
-def _averages(cells: list[dict[str, Any]]) -> dict[str, Summary]:
-    by_pattern: dict[str, list[Summary]] = {}
-    for cell in cells:
-        by_pattern.setdefault(cell["pattern"], []).append(Summary.from_dict(cell["summary"]))
-    return {pattern: average(items) for pattern, items in by_pattern.items()}
 
 
 def _resumed(run_dir: Path) -> dict[str, Any] | None:

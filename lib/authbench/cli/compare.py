@@ -9,12 +9,10 @@ options stored in it, and `--dry-run` prints the plan and its estimated duration
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from pathlib import Path
 from typing import Any
 
-from ..results.recorder import SUMMARY_FILE
 from . import EXIT_FAILURE, CliError, say
 from .options import (
     accounts_from_args,
@@ -303,14 +301,8 @@ def _print_comparison(campaign, names: list[str]) -> None:
     from ..results.summary import Summary
     from ..results.table import format_comparison, run_label
 
-    by_target = {}
-    for name in names:
-        try:
-            document = json.loads((campaign.runs / name / SUMMARY_FILE).read_text())
-        except (FileNotFoundError, ValueError):
-            continue
-        by_target[name] = [(run_label(c["pattern"], c["repetition"]), Summary.from_dict(c["summary"]))
-                           for c in document["cells"]]
+    by_target = {name: [(run_label(c["pattern"], c["repetition"]), Summary.from_dict(c["summary"]))
+                        for c in cells] for name in names if (cells := campaign.run_cells(name))}
     checks = {name: [CheckResult(r["test"], r["passed"], r["evidence"]) for r in rows]
               for name, rows in campaign.document["checks"].items()}
     if checks:

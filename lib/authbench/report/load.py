@@ -12,12 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from authbench.results.recorder import SAMPLES_FILE, SUMMARY_FILE, read_samples
+from authbench.results.recorder import CAMPAIGN_FILE, RUNS_DIR, SAMPLES_FILE, SUMMARY_FILE, read_samples
 from authbench.results.sample import Sample
 from authbench.results.summary import Summary, average, split_runs, summarize
 
-CAMPAIGN_FILE = "campaign.json"
-RUNS_DIR = "runs"
 DONE, CUT_SHORT, INCOMPLETE = "done", "cut short", "incomplete"
 
 

@@ -23,6 +23,8 @@ from authbench.results.sample import Sample
 
 SAMPLES_FILE = "samples.csv"
 SUMMARY_FILE = "summary.json"
+CAMPAIGN_FILE = "campaign.json"  # a campaign folder (docs/results-layout.md) …
+RUNS_DIR = "runs"  # … and the folder of its run folders
 SUMMARY_MODE = 0o644
 COLUMNS = (
     "start",

@@ -204,6 +204,14 @@ def average(summaries: list[Summary]) -> Summary:
     return result
 
 
+def averages_by_pattern(cells: Iterable[dict[str, Any]]) -> dict[str, Summary]:
+    """Pattern → average over its repetitions, from summary.json's cell entries (`pattern`, `summary`)."""
+    by_pattern: dict[str, list[Summary]] = {}
+    for cell in cells:
+        by_pattern.setdefault(cell["pattern"], []).append(Summary.from_dict(cell["summary"]))
+    return {pattern: average(items) for pattern, items in by_pattern.items()}
+
+
 def split_runs(samples: Iterable[Sample]) -> dict[tuple[str, int], list[Sample]]:
     """Group a run's samples (e.g. all of samples.csv) by (pattern, repetition), in order of appearance."""
     groups: dict[tuple[str, int], list[Sample]] = {}

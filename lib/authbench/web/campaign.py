@@ -11,10 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from ..cluster_checks import FAIL, PASS
-from ..results.recorder import SUMMARY_FILE
-from ..results.summary import Summary, average
+from ..results.recorder import CAMPAIGN_FILE, RUNS_DIR, SUMMARY_FILE
+from ..results.summary import Summary, averages_by_pattern
 
-CAMPAIGN_FILE = "campaign.json"
 REPORT_FILES = ("report.html", "report.md")  # what "download the report" serves, when present
 MAX_CAMPAIGN_BYTES = 16 * 1024 * 1024  # a campaign.json larger than this is not a campaign of ours
 
@@ -79,15 +78,13 @@ def _averages(folder: Path, document: dict[str, Any], backend: str) -> dict[str,
     """Per pattern, the average over the backend's done cells, from its run folder's summary.json."""
     runs = {cell.get("run") for cell in document.get("cells") or [] if cell.get("backend") == backend}
     runs.discard(None)
-    run = folder / (sorted(runs)[0] if runs else f"runs/{backend}")
+    run = folder / (sorted(runs)[0] if runs else f"{RUNS_DIR}/{backend}")
     if not run.resolve().is_relative_to(folder.resolve()):
         return {}
     summary = _read_json(run / SUMMARY_FILE) or {}
-    by_pattern: dict[str, list[Summary]] = {}
-    for cell in summary.get("cells") or []:
-        if cell.get("complete", True) and isinstance(cell.get("summary"), dict):
-            by_pattern.setdefault(cell.get("pattern", ""), []).append(Summary.from_dict(cell["summary"]))
-    return {pattern: average(items) for pattern, items in by_pattern.items()}
+    return averages_by_pattern(cell for cell in summary.get("cells") or []
+                               if cell.get("complete", True) and isinstance(cell.get("summary"), dict)
+                               and "pattern" in cell)
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:
