@@ -119,6 +119,11 @@ def test_bad_input_gives_one_line_and_exit_2(lab, tmp_path, capsys):
         (["compare", "--resume", str(tmp_path)], "not a campaign folder"),
         (["compare", "--target", "a=https://127.0.0.1:9/", "--node", "b=https://127.0.0.1:9/", "--dry-run"],
          "--node names b"),
+        (compare(lab, "--prometheus-query", "up=up", "--dry-run"), "--prometheus-query needs --prometheus"),
+        (compare(lab, "--prometheus", "ftp://x", "--prometheus-query", "up=up", "--dry-run"), "not an http(s) URL"),
+        (["check-cluster", "--target", "https://127.0.0.1:9/secure/"], "give --lb"),
+        (["check-cluster", "--target", "ftp://x/", "--lb", "https://127.0.0.1:9", "--node", "https://127.0.0.1:9"],
+         "--target 'ftp://x/' is not an http(s) URL"),
     ]
     (tmp_path / "file").write_text("a file where a folder should be")
     for args, message in cases:
