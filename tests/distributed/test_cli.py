@@ -77,7 +77,7 @@ def test_kill_9_of_the_master_workers_exit_and_samples_stay_readable(lab_env, tm
     deadline = time.monotonic() + WAIT_LIMIT
     try:
         while time.monotonic() < deadline and master.poll() is None:
-            if csv_path.exists() and csv_path.read_text().count("\n") > KILL_AFTER_ROWS:
+            if csv_path.exists() and csv_path.read_text().count("\n") > KILL_AFTER_ROWS + 1:  # + the header
                 break
             time.sleep(0.2)
         assert master.poll() is None, log.read_text()[-2000:]
