@@ -86,6 +86,9 @@ def test_longer_paths_first_then_older_and_replacing_keeps_the_place():
     assert jar.header(HOST, "/idp/x", True, now=NOW) == "b=2; a=1; c=3"
     jar.store("a=9; Path=/", HOST, "/", True, now=NOW)
     assert jar.header(HOST, "/idp/x", True, now=NOW) == "b=2; a=9; c=3"
+    jar.store("a=; Max-Age=0; Path=/", HOST, "/", True, now=NOW)  # deleted, then set anew: now the youngest
+    jar.store("a=5; Path=/", HOST, "/", True, now=NOW)
+    assert jar.header(HOST, "/idp/x", True, now=NOW) == "b=2; c=3; a=5"
 
 
 def test_values_keep_equals_signs_and_odd_cookies_are_ignored():

@@ -21,11 +21,12 @@ MAX_COOKIES_PER_HOST = 50  # browsers keep at least 50; a misbehaving server mus
 
 
 class Cookie:
-    __slots__ = ("name", "value", "path", "secure", "expires", "order")
+    __slots__ = ("name", "value", "path", "secure", "expires", "pair")
 
-    def __init__(self, name: str, value: str, path: str, secure: bool, expires: float | None, order: int) -> None:
+    def __init__(self, name: str, value: str, path: str, secure: bool, expires: float | None) -> None:
         self.name, self.value, self.path = name, value, path
-        self.secure, self.expires, self.order = secure, expires, order
+        self.secure, self.expires = secure, expires
+        self.pair = f"{name}={value}"  # as the Cookie header sends it
 
     def __repr__(self) -> str:  # values may be session secrets: leave them out
         return f"Cookie({self.name!r}, path={self.path!r}, secure={self.secure})"
@@ -53,8 +54,7 @@ def is_secure_origin(scheme: str, host: str) -> bool:
 
 class CookieJar:
     def __init__(self) -> None:
-        self._hosts: dict[str, dict[tuple[str, str], Cookie]] = {}
-        self._order = 0
+        self._hosts: dict[str, dict[tuple[str, str], Cookie]] = {}  # per host, oldest first
 
     def __iter__(self) -> Iterator[tuple[str, Cookie]]:
         """(host, cookie) for every cookie kept, expired ones included until they are next looked at."""
@@ -127,11 +127,9 @@ class CookieJar:
         if expires is not None and expires <= now:
             cookies.pop(key, None)  # deletion
             return
-        old = cookies.get(key)
-        if old is None and len(cookies) >= MAX_COOKIES_PER_HOST:
+        if key not in cookies and len(cookies) >= MAX_COOKIES_PER_HOST:
             return
-        self._order += 1
-        cookies[key] = Cookie(name, value, path, secure, expires, old.order if old else self._order)
+        cookies[key] = Cookie(name, value, path, secure, expires)  # a cookie set again keeps its place
 
     # -- for requests -----------------------------------------------------------------------------
     def header(self, host: str, request_path: str, secure_origin: bool, now: float | None = None) -> str:
@@ -140,21 +138,30 @@ class CookieJar:
         if not cookies:
             return ""
         chosen: list[Cookie] = []
-        expired = False
+        expired = longer_paths = False
         for cookie in cookies.values():
             if cookie.expires is not None:
-                now = time.time() if now is None else now
+                if now is None:
+                    now = time.time()
                 if cookie.expires <= now:
                     expired = True
                     continue
             if cookie.secure and not secure_origin:
                 continue
-            if cookie.path != "/" and not path_matches(request_path, cookie.path):
-                continue
+            if cookie.path != "/":
+                if not path_matches(request_path, cookie.path):
+                    continue
+                longer_paths = True
             chosen.append(cookie)
         if expired:
             limit = time.time() if now is None else now
             self.clear(lambda h, c: h == host and c.expires is not None and c.expires <= limit)
-        if len(chosen) > 1:
-            chosen.sort(key=lambda c: (-len(c.path), c.order))  # longer paths first, then older (RFC 6265)
-        return "; ".join(f"{c.name}={c.value}" for c in chosen)
+        if longer_paths and len(chosen) > 1:
+            # Longer paths first, then older (RFC 6265). A host's cookies are kept oldest first (a cookie
+            # set again keeps its place and age), so a stable sort by path length is enough.
+            chosen.sort(key=_longer_path_first)
+        return "; ".join([cookie.pair for cookie in chosen])
+
+
+def _longer_path_first(cookie: Cookie) -> int:
+    return -len(cookie.path)

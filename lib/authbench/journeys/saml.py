@@ -59,7 +59,8 @@ _RESPONSE, _LOGIN, _CONSENT, _READ, _WRITE, _LOGGED_IN, _OTHER = (
     "response", "login", "consent", "storage read", "storage write", "logged in", "other")
 _NAME_OF_KIND = {_RESPONSE: IDP_RESPONSE, _LOGIN: LOGIN_FORM, _CONSENT: CONSENT, _READ: STORAGE_READ,
                  _WRITE: STORAGE_WRITE, _LOGGED_IN: SP_AFTER_LOGIN}
-_STATUS_CODE = re.compile(rb"StatusCode\b[^>]*?\bValue\s*=\s*[\"']([^\"']+)")
+_STATUS_CODE = re.compile(rb"StatusCode\b[^>]*?\bValue\s*=\s*[\"']([^\"']+)[\"']")  # closed: not cut short
+STATUS_PREFIX = 4096  # base64 characters (3 KB of XML) searched for the Status before the whole Response
 
 
 class SSOClient(Protocol):
@@ -98,13 +99,22 @@ class SSOOutcome:
 
 
 def saml_status(saml_response: str) -> str | None:
-    """The top-level StatusCode of a base64 SAML Response (the first in the document), None if unreadable."""
-    try:
-        xml = base64.b64decode(saml_response)
-    except (binascii.Error, ValueError):
-        return None
-    match = _STATUS_CODE.search(xml)
-    return match.group(1).decode("ascii", "replace") if match else None
+    """The top-level StatusCode of a base64 SAML Response (the first in the document), None if unreadable.
+
+    The Status comes early (after the Issuer and a Response's Signature), so the first STATUS_PREFIX
+    characters are decoded first: a load generator need not decode kilobytes of assertion per login.
+    """
+    attempts = (saml_response[:STATUS_PREFIX], saml_response) if len(saml_response) > STATUS_PREFIX \
+        else (saml_response,)
+    for text in attempts:
+        try:
+            xml = base64.b64decode(text)
+        except (binascii.Error, ValueError):
+            continue  # a prefix cut inside line-wrapped base64: the whole text next
+        match = _STATUS_CODE.search(xml)
+        if match:
+            return match.group(1).decode("ascii", "replace")
+    return None
 
 
 def _where(page: Page) -> str:

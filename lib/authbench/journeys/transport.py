@@ -123,12 +123,17 @@ class _GeventSocket:
                 self._wait(self._reading)
 
     def send(self, data: bytes) -> None:
-        view = memoryview(data)
-        while view:
-            try:
-                view = view[self.sock.send(view):]
-            except BlockingIOError:
-                self._wait(self._writing)
+        try:
+            sent = self.sock.send(data)  # a request fits the socket buffer: one call, nothing else
+        except BlockingIOError:
+            sent = 0
+        if sent < len(data):
+            view = memoryview(data)[sent:]
+            while view:
+                try:
+                    view = view[self.sock.send(view):]
+                except BlockingIOError:
+                    self._wait(self._writing)
         self._just_sent = True
 
     def _close_socket(self) -> None:
