@@ -10,11 +10,14 @@ are reported.
 - authbench: `SAMLUser` as `authbench run` drives it (connections kept across journeys)
 - authbench-new-connection: the same with `--new-connection` (two TCP+TLS connections per journey)
 - reference: Locust HttpUser + BeautifulSoup, written the obvious way
+- `--server lab,replay`: against the lab itself, and/or against the lab's recorded pages served by HAProxy
+  (`replay_server.py`), where the generator, not the server, is the slower side: its CPU per journey
+  once it is busy, which is what limits a run
 - `--baseline-lib DIR` adds "before" and "before-new-connection": the authbench of another checkout's
   `lib` directory (e.g. `git archive main lib | tar -x -C /tmp/before`), for before/after in one run
 
     .venv/bin/python bench/generator_cpu.py [--rounds 3] [--users 4] [--journeys 250] [--backend stateless]
-        [--kinds authbench,reference] [--baseline-lib DIR] [--base-port 22000]
+        [--kinds authbench,reference] [--baseline-lib DIR] [--base-port 22000] [--server lab,replay]
 """
 
 from __future__ import annotations
@@ -36,9 +39,14 @@ DEFAULT_KINDS = "authbench,reference"
 NEW_CONNECTION = "-new-connection"  # a kind's suffix: close the connections after every journey
 DEFAULT_BACKEND = "stateless"
 CHILD_TIME_LIMIT = 600  # seconds one measurement may take
+DEFAULT_SERVERS = "lab"
+LAB_ACCOUNTS = "user{000..199}"
+REPLAY_ACCOUNT = "user000"  # the replay serves the one journey it recorded
+REPLAY_ACCOUNTS = "user{000..000}"  # the same, as a template
+REPLAY_PORT_OFFSET = 950  # the replay's ports: --base-port + this, one per origin
 
 
-def _child(kind: str, sp_url: str, ca: str, users: int, journeys: int) -> None:
+def _child(kind: str, sp_url: str, ca: str, users: int, journeys: int, accounts_template: str) -> None:
     import locust  # noqa: F401, I001  (gevent patches before ssl is imported)
     import resource
 
@@ -46,7 +54,7 @@ def _child(kind: str, sp_url: str, ca: str, users: int, journeys: int) -> None:
     from authbench.patterns import Pattern, Plan
     from authbench.runner import run_plan_locally
 
-    accounts = AccountPicker(from_template("user{000..199}", "pw-{user}"))
+    accounts = AccountPicker(from_template(accounts_template, "pw-{user}"))
     outcomes: list[bool] = []
     if kind != "reference":
         from authbench.journeys.forms import PRESETS
@@ -114,13 +122,13 @@ def requests_url(base: str, action: str | None) -> str:
     return urljoin(base, action or base)
 
 
-def _measure(kind: str, args: argparse.Namespace, sp_url: str, ca: str) -> dict:
+def _measure(kind: str, args: argparse.Namespace, sp_url: str, ca: str, accounts_template: str) -> dict:
     environment = dict(os.environ)
     if kind.startswith("before"):  # the baseline checkout's authbench first on the path
         environment["PYTHONPATH"] = os.pathsep.join(filter(None, (args.baseline_lib, environment.get("PYTHONPATH"))))
     result = subprocess.run(
         [sys.executable, __file__, "--child", kind, "--sp-url", sp_url, "--ca", ca, "--users", str(args.users),
-         "--journeys", str(args.journeys)],
+         "--journeys", str(args.journeys), "--accounts", accounts_template],
         capture_output=True, text=True, timeout=CHILD_TIME_LIMIT, check=True, env=environment)
     return json.loads(result.stdout.strip().splitlines()[-1])
 
@@ -135,15 +143,20 @@ def main() -> None:
     parser.add_argument("--baseline-lib", help="another checkout's lib directory, measured as 'before'")
     parser.add_argument("--run-dir", default=".authbench/bench-generator")
     parser.add_argument("--base-port", type=int, default=22000)
+    parser.add_argument("--server", default=DEFAULT_SERVERS,
+                        help="comma-separated: lab (the lab's SP and IdPs), replay (the lab's pages served by HAProxy)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--sp-url", help=argparse.SUPPRESS)
     parser.add_argument("--ca", help=argparse.SUPPRESS)
+    parser.add_argument("--accounts", default=LAB_ACCOUNTS, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        _child(args.child, args.sp_url, args.ca, args.users, args.journeys)
+        _child(args.child, args.sp_url, args.ca, args.users, args.journeys, args.accounts)
         return
 
     from pathlib import Path
+
+    from replay_server import ReplayServer, record_journey
 
     from authbench_lab import lab
     from authbench_lab.config import LabConfig
@@ -154,31 +167,54 @@ def main() -> None:
     kinds = args.kinds.split(",")
     if args.baseline_lib:
         kinds += [kind.replace("authbench", "before") for kind in kinds if kind.startswith("authbench")]
-    results: dict[str, list[dict]] = {kind: [] for kind in kinds}
+    tables = []
     try:
-        for round_number in range(args.rounds):
-            shift = round_number % len(kinds)
-            for kind in kinds[shift:] + kinds[:shift]:
-                measured = _measure(kind, args, sp_url, ca)
-                results[kind].append(measured)
-                print(f"round {round_number + 1} {kind:<24} {measured['journeys']} journeys ({measured['ok']} ok) "
-                      f"CPU {measured['cpu_s'] * 1000 / measured['journeys']:.2f} ms/journey, "
-                      f"{measured['journeys'] / measured['wall_s']:.1f} journeys/s", flush=True)
+        for server in args.server.split(","):
+            if server == "lab":
+                results = _rotate(kinds, args, sp_url, ca, LAB_ACCOUNTS, server)
+            else:
+                exchanges = record_journey(sp_url, ca, REPLAY_ACCOUNT, "pw-" + REPLAY_ACCOUNT)
+                replay = ReplayServer(exchanges, sp_url, args.base_port + REPLAY_PORT_OFFSET,
+                                      config.pki_dir / "server.pem", Path(args.run_dir) / "replay")
+                with replay as replay_url:
+                    results = _rotate(kinds, args, replay_url, ca, REPLAY_ACCOUNTS, server)
+            tables.append((server, results))
     finally:
         lab.down(config.run_dir)
-    per = {kind: statistics.median(m["cpu_s"] * 1000 / m["journeys"] for m in rows) for kind, rows in results.items()}
     print(f"\n{datetime.date.today()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
           f"{args.users} users x {args.journeys} journeys per measurement, {args.rounds} rounds, backend "
-          f"{args.backend}\n")
+          f"{args.backend}")
+    for server, results in tables:
+        _print_table(server, results)
+
+
+def _rotate(kinds: list[str], args: argparse.Namespace, sp_url: str, ca: str, accounts: str,
+            server: str) -> dict[str, list[dict]]:
+    """Each kind once per round, the order rotating, so the machine's drift hits all alike."""
+    results: dict[str, list[dict]] = {kind: [] for kind in kinds}
+    for round_number in range(args.rounds):
+        shift = round_number % len(kinds)
+        for kind in kinds[shift:] + kinds[:shift]:
+            measured = _measure(kind, args, sp_url, ca, accounts)
+            results[kind].append(measured)
+            print(f"{server} round {round_number + 1} {kind:<24} {measured['journeys']} journeys "
+                  f"({measured['ok']} ok) CPU {measured['cpu_s'] * 1000 / measured['journeys']:.2f} ms/journey, "
+                  f"{measured['journeys'] / measured['wall_s']:.1f} journeys/s", flush=True)
+    return results
+
+
+def _print_table(server: str, results: dict[str, list[dict]]) -> None:
+    per = {kind: statistics.median(m["cpu_s"] * 1000 / m["journeys"] for m in rows) for kind, rows in results.items()}
+    print(f"\nagainst the {server}:\n")
     print("| client | median CPU ms per journey | min | max | journeys/s |")
     print("|---|---:|---:|---:|---:|")
     for kind, value in per.items():
         rows = [m["cpu_s"] * 1000 / m["journeys"] for m in results[kind]]
         rate = statistics.median(m["journeys"] / m["wall_s"] for m in results[kind])
         print(f"| {kind} | {value:.2f} | {min(rows):.2f} | {max(rows):.2f} | {rate:.1f} |")
-    if "authbench" in per and "reference" in per:
-        print(f"\nauthbench / reference: {per['authbench'] / per['reference']:.2f}")
-
+    for kind in per:
+        if kind != "reference" and "reference" in per:
+            print(f"{kind} / reference: {per[kind] / per['reference']:.2f}")
 
 if __name__ == "__main__":
     main()
