@@ -153,6 +153,9 @@ def main() -> None:
     if args.child:
         _child(args.child, args.sp_url, args.ca, args.users, args.journeys, args.accounts)
         return
+    unknown = set(args.server.split(",")) - {"lab", "replay"}
+    if unknown:
+        parser.error(f"--server: unknown {', '.join(sorted(unknown))}; give lab, replay or lab,replay")
 
     from pathlib import Path
 
@@ -172,7 +175,7 @@ def main() -> None:
         for server in args.server.split(","):
             if server == "lab":
                 results = _rotate(kinds, args, sp_url, ca, LAB_ACCOUNTS, server)
-            else:
+            else:  # replay
                 exchanges = record_journey(sp_url, ca, REPLAY_ACCOUNT, "pw-" + REPLAY_ACCOUNT)
                 replay = ReplayServer(exchanges, sp_url, args.base_port + REPLAY_PORT_OFFSET,
                                       config.pki_dir / "server.pem", Path(args.run_dir) / "replay")
