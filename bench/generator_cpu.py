@@ -162,7 +162,7 @@ def main() -> None:
     from replay_server import ReplayServer, record_journey
 
     from authbench_lab import lab
-    from authbench_lab.config import LabConfig
+    from authbench_lab.config import LabConfig, password_for
 
     config = LabConfig(run_dir=Path(args.run_dir), base_port=args.base_port, backends=[args.backend], users=200)
     lab.up(config)
@@ -176,7 +176,7 @@ def main() -> None:
             if server == "lab":
                 results = _rotate(kinds, args, sp_url, ca, LAB_ACCOUNTS, server)
             else:  # replay
-                exchanges = record_journey(sp_url, ca, REPLAY_ACCOUNT, "pw-" + REPLAY_ACCOUNT)
+                exchanges = record_journey(sp_url, ca, REPLAY_ACCOUNT, password_for(REPLAY_ACCOUNT))
                 replay = ReplayServer(exchanges, sp_url, args.base_port + REPLAY_PORT_OFFSET,
                                       config.pki_dir / "server.pem", Path(args.run_dir) / "replay")
                 with replay as replay_url:

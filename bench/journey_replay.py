@@ -25,8 +25,9 @@ import time
 from authbench.journeys import connection, transport
 from authbench.journeys.fastbrowser import FastBrowser
 from authbench.journeys.saml import sso_login
+from authbench_lab.config import password_for
 
-ACCOUNT, PASSWORD = "user000", "pw-user000"
+ACCOUNT = "user000"  # a lab account; its password by the lab's rule
 WARMUP_JOURNEYS = 20
 
 
@@ -70,7 +71,7 @@ class _Replay:
 def record(sp_url: str, ca: str, path: str) -> None:
     connection.Stream = _Recording  # type: ignore[misc]
     with FastBrowser(verify=ca) as browser:
-        outcome = sso_login(browser, sp_url, ACCOUNT, PASSWORD)
+        outcome = sso_login(browser, sp_url, ACCOUNT, password_for(ACCOUNT))
     if not outcome.ok:
         raise SystemExit(f"journey_replay: the journey to record failed: {outcome}")
     with open(path, "wb") as file:
@@ -98,7 +99,7 @@ def replay(path: str, journeys: int) -> None:
 
     def journey() -> None:
         browser.clear_cookies()
-        outcome = sso_login(browser, recorded["sp_url"], ACCOUNT, PASSWORD)
+        outcome = sso_login(browser, recorded["sp_url"], ACCOUNT, password_for(ACCOUNT))
         assert outcome.ok, outcome
 
     for _ in range(WARMUP_JOURNEYS):

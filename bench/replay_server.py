@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import shutil
 import socket
-import subprocess
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -25,6 +23,7 @@ from urllib.parse import urlsplit
 from authbench.journeys.connection import Connection
 from authbench.journeys.fastbrowser import FastBrowser
 from authbench.journeys.saml import sso_login
+from authbench_lab import processes
 
 START_TIMEOUT = 10.0  # seconds for HAProxy to listen
 HAPROXY_BUFFER = 65536  # bytes: a response page (the SAMLResponse form is ~8 KB) must fit in one buffer
@@ -69,13 +68,14 @@ def record_journey(sp_url: str, ca: str, username: str, password: str) -> list[E
     return exchanges
 
 
-def _quoted(text: str) -> str:
-    """A log-format argument of HAProxy's configuration: double-quoted, '%' literal."""
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%") + '"'
-
-
 def _acl_argument(text: str) -> str:
+    """An argument of HAProxy's configuration, double-quoted."""
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _quoted(text: str) -> str:
+    """A log-format argument (a header's value): also '%' literal."""
+    return _acl_argument(text.replace("%", "%%"))
 
 
 def haproxy_config(exchanges: list[Exchange], ports: dict[int, int], pem: Path, bodies: Path) -> str:
@@ -127,35 +127,39 @@ class ReplayServer:
         sp = urlsplit(sp_url)
         assert sp.port is not None, sp_url
         self.sp_url = sp._replace(netloc=f"{sp.hostname}:{self.ports[sp.port]}").geturl()
-        self.directory = directory
+        self.directory = directory = directory.resolve()  # HAProxy runs in it: paths must not be relative
         shutil.rmtree(directory, ignore_errors=True)
         (directory / "bodies").mkdir(parents=True)
         self.config = directory / "haproxy.cfg"
         self.config.write_text(haproxy_config(exchanges, self.ports, pem, directory / "bodies"))
         self.log = directory / "haproxy.log"
-        self.process: subprocess.Popen | None = None
+        self.pid: int | None = None
 
     def __enter__(self) -> str:
+        """Start HAProxy with the lab's own process helpers: its log, its process group, a readiness wait
+        that fails early (with the log's tail) if HAProxy exits."""
         haproxy = shutil.which("haproxy") or "/usr/sbin/haproxy"
-        with self.log.open("wb") as log:
-            self.process = subprocess.Popen([haproxy, "-db", "-f", str(self.config)], stdout=log, stderr=log)
-        deadline = time.monotonic() + START_TIMEOUT
-        for port in self.ports.values():
-            while True:
-                if self.process.poll() is not None:
-                    raise RuntimeError(f"HAProxy exited: {self.log.read_text()[-500:]}")
-                try:
-                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                    break
-                except OSError:
-                    if time.monotonic() > deadline:
-                        self.__exit__()
-                        raise RuntimeError(f"HAProxy did not listen on 127.0.0.1:{port}") from None
-                    time.sleep(0.05)
+        started = processes.start([haproxy, "-db", "-f", str(self.config)], log_path=self.log,
+                                  pid_path=self.directory / "haproxy.pid", cwd=self.directory)
+        self.pid = started.pid
+        try:
+            for port in self.ports.values():
+                processes.wait_healthy(f"replay on port {port}", _listening(port), pid=self.pid,
+                                       cmd_fragment=str(self.config), log_path=self.log, timeout=START_TIMEOUT)
+        except BaseException:
+            self.__exit__()
+            raise
         return self.sp_url
 
     def __exit__(self, *_exc: object) -> None:
-        if self.process is not None:
-            self.process.terminate()
-            self.process.wait(timeout=START_TIMEOUT)
-            self.process = None
+        if self.pid is not None:
+            processes.stop(self.pid, str(self.config))
+            self.pid = None
+
+
+def _listening(port: int) -> processes.Probe:
+    def probe() -> str:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        return "listening"
+
+    return probe
