@@ -155,7 +155,8 @@ def main() -> None:
         return
     unknown = set(args.server.split(",")) - {"lab", "replay"}
     if unknown:
-        parser.error(f"--server: unknown {', '.join(sorted(unknown))}; give lab, replay or lab,replay")
+        parser.exit(2, f"generator_cpu.py: error: --server: unknown {', '.join(sorted(unknown))}; "
+                       "give lab, replay or lab,replay\n")
 
     from pathlib import Path
 

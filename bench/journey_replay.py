@@ -123,7 +123,7 @@ def main() -> None:
     elif args.replay:
         replay(args.replay, args.journeys)
     else:
-        parser.error("give --record FILE --sp-url URL --ca FILE, or --replay FILE")
+        parser.exit(2, "journey_replay.py: error: give --record FILE --sp-url URL --ca FILE, or --replay FILE\n")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,23 @@
+"""The benchmark scripts' own bad-input paths: one line and exit 2, before any lab is started."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+
+
+@pytest.mark.parametrize(("script", "arguments", "named"), [
+    ("generator_cpu.py", ["--server", "lab,nowhere"], "--server: unknown nowhere"),
+    ("journey_replay.py", ["--record", "/tmp/x.pickle"], "give --record FILE --sp-url URL --ca FILE"),
+])
+def test_bad_arguments_are_one_line_and_exit_2(script, arguments, named):
+    result = subprocess.run([sys.executable, str(BENCH / script), *arguments], capture_output=True, text=True,
+                            timeout=60, check=False)
+    assert result.returncode == 2
+    assert named in result.stderr and "Traceback" not in result.stderr
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith(f"{script}: error:")
