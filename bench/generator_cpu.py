@@ -10,6 +10,9 @@ are reported.
 - authbench: `SAMLUser` as `authbench run` drives it (connections kept across journeys)
 - authbench-new-connection: the same with `--new-connection` (two TCP+TLS connections per journey)
 - reference: Locust HttpUser + BeautifulSoup, written the obvious way
+- floor: no journey, only as many bare keep-alive round trips (a GET of the SP's protected page, answered
+  by a redirect) through authbench's transport, each reported to Locust as a step is: what Locust, TLS,
+  the sockets, the gevent hub and waking up cost before any HTTP, cookie or HTML work
 - `--server lab,replay`: against the lab itself, and/or against the lab's recorded pages served by HAProxy
   (`replay_server.py`), where the generator, not the server, is the slower side: its CPU per journey
   once it is busy, which is what limits a run
@@ -36,6 +39,7 @@ DEFAULT_ROUNDS = 3
 DEFAULT_USERS = 4
 DEFAULT_JOURNEYS = 250  # per user: a process's start (Locust, 2 handshakes per user) is ~75 ms of CPU to spread
 DEFAULT_KINDS = "authbench,reference"
+KINDS = ("authbench", "authbench-new-connection", "reference", "floor")
 NEW_CONNECTION = "-new-connection"  # a kind's suffix: close the connections after every journey
 DEFAULT_BACKEND = "stateless"
 CHILD_TIME_LIMIT = 600  # seconds one measurement may take
@@ -44,6 +48,7 @@ LAB_ACCOUNTS = "user{000..199}"
 REPLAY_ACCOUNT = "user000"  # the replay serves the one journey it recorded
 REPLAY_ACCOUNTS = "user{000..000}"  # the same, as a template
 REPLAY_PORT_OFFSET = 950  # the replay's ports: --base-port + this, one per origin
+FLOOR_ROUND_TRIPS = 10  # a journey's requests through the lab with client storage on (3 to the SP, 7 to the IdP)
 
 
 def _child(kind: str, sp_url: str, ca: str, users: int, journeys: int, accounts_template: str) -> None:
@@ -56,7 +61,9 @@ def _child(kind: str, sp_url: str, ca: str, users: int, journeys: int, accounts_
 
     accounts = AccountPicker(from_template(accounts_template, "pw-{user}"))
     outcomes: list[bool] = []
-    if kind != "reference":
+    if kind == "floor":
+        user_class, plan_settings = _floor_user(sp_url, ca), None
+    elif kind != "reference":
         from authbench.journeys.forms import PRESETS
         from authbench.users.saml import SAMLSettings, SAMLUser
 
@@ -116,6 +123,39 @@ def _reference_user(sp_url: str, ca: str, accounts):
     return ReferenceUser
 
 
+def _floor_user(sp_url: str, ca: str):
+    """The journey's round trips and nothing else: what no client on this transport and Locust can go below."""
+    from urllib.parse import urlsplit
+
+    from authbench.journeys.connection import Connection
+    from authbench.users.journey import JourneyOutcome, JourneyUser
+
+    url = urlsplit(sp_url)
+    request = f"GET {url.path} HTTP/1.1\r\nHost: {url.netloc}\r\n\r\n".encode()
+
+    class FloorUser(JourneyUser):
+        journey_name = "SSO login (floor)"
+
+        def on_start(self) -> None:
+            super().on_start()
+            self.connection = Connection("https", url.hostname, url.port, ca, 10.0)
+
+        def on_stop(self) -> None:
+            self.connection.close()
+
+        def journey(self) -> JourneyOutcome:
+            ok = True
+            for _ in range(FLOOR_ROUND_TRIPS):
+                response = self.connection.exchange(request)
+                ok = ok and response.status == 302
+                self.environment.events.request.fire(
+                    request_type="GET", name="floor", response_time=response.elapsed_ms,
+                    response_length=len(response.body), exception=None, context={}, url=None)
+            return JourneyOutcome(ok, "" if ok else "not a redirect")
+
+    return FloorUser
+
+
 def requests_url(base: str, action: str | None) -> str:
     from urllib.parse import urljoin
 
@@ -157,6 +197,10 @@ def main() -> None:
     if unknown:
         parser.exit(2, f"generator_cpu.py: error: --server: unknown {', '.join(sorted(unknown))}; "
                        "give lab, replay or lab,replay\n")
+    unknown = set(args.kinds.split(",")) - set(KINDS)
+    if unknown:
+        parser.exit(2, f"generator_cpu.py: error: --kinds: unknown {', '.join(sorted(unknown))}; "
+                       f"choose from {','.join(KINDS)}\n")
 
     from pathlib import Path
 
@@ -219,6 +263,8 @@ def _print_table(server: str, results: dict[str, list[dict]]) -> None:
     for kind in per:
         if kind != "reference" and "reference" in per:
             print(f"{kind} / reference: {per[kind] / per['reference']:.2f}")
+        if kind.startswith(("authbench", "before")) and "floor" in per:
+            print(f"{kind} - floor: {per[kind] - per['floor']:.2f} ms")
 
 if __name__ == "__main__":
     main()

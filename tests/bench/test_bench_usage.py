@@ -13,6 +13,7 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
 
 @pytest.mark.parametrize(("script", "arguments", "named"), [
     ("generator_cpu.py", ["--server", "lab,nowhere"], "--server: unknown nowhere"),
+    ("generator_cpu.py", ["--kinds", "authbench,fastest"], "--kinds: unknown fastest"),
     ("journey_replay.py", ["--record", "/tmp/x.pickle"], "give --record FILE --sp-url URL --ca FILE"),
 ])
 def test_bad_arguments_are_one_line_and_exit_2(script, arguments, named):
