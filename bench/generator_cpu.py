@@ -48,7 +48,6 @@ LAB_ACCOUNTS = "user{000..199}"
 REPLAY_ACCOUNT = "user000"  # the replay serves the one journey it recorded
 REPLAY_ACCOUNTS = "user{000..000}"  # the same, as a template
 REPLAY_PORT_OFFSET = 950  # the replay's ports: --base-port + this, one per origin
-FLOOR_ROUND_TRIPS = 10  # a journey's requests through the lab with client storage on (3 to the SP, 7 to the IdP)
 
 
 def _child(kind: str, sp_url: str, ca: str, users: int, journeys: int, accounts_template: str) -> None:
@@ -125,27 +124,26 @@ def _reference_user(sp_url: str, ca: str, accounts):
 
 def _floor_user(sp_url: str, ca: str):
     """The journey's round trips and nothing else: what no client on this transport and Locust can go below."""
-    from urllib.parse import urlsplit
+    from journey_cpu import JOURNEY_REQUESTS, bare_get
 
     from authbench.journeys.connection import Connection
     from authbench.users.journey import JourneyOutcome, JourneyUser
 
-    url = urlsplit(sp_url)
-    request = f"GET {url.path} HTTP/1.1\r\nHost: {url.netloc}\r\n\r\n".encode()
+    host, port, request = bare_get(sp_url)
 
     class FloorUser(JourneyUser):
         journey_name = "SSO login (floor)"
 
         def on_start(self) -> None:
             super().on_start()
-            self.connection = Connection("https", url.hostname, url.port, ca, 10.0)
+            self.connection = Connection("https", host, port, ca, 10.0)
 
         def on_stop(self) -> None:
             self.connection.close()
 
         def journey(self) -> JourneyOutcome:
             ok = True
-            for _ in range(FLOOR_ROUND_TRIPS):
+            for _ in range(JOURNEY_REQUESTS):
                 response = self.connection.exchange(request)
                 ok = ok and response.status == 302
                 self.environment.events.request.fire(

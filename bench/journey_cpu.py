@@ -115,12 +115,17 @@ def reference_client(url: str, ca_cert: str) -> Callable[[str, str], bool]:
     return journey
 
 
-def floor_client(url: str, ca_cert: str) -> Callable[[str, str], bool]:
+def bare_get(url: str) -> tuple[str, int, bytes]:
+    """(host, port, request): the floor's round trip, a GET of an https URL with nothing but its Host."""
     match = re.match(r"https://([^/:]+):(\d+)(/.*)", url)
     assert match is not None, url
     host, port, path = match.group(1), int(match.group(2)), match.group(3)
+    return host, port, f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode()
+
+
+def floor_client(url: str, ca_cert: str) -> Callable[[str, str], bool]:
+    host, port, request = bare_get(url)
     connection = Connection("https", host, port, ca_cert, 10.0)
-    request = f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode()
 
     def journey(_user: str, _password: str) -> bool:
         return all(connection.exchange(request).status == 302 for _ in range(JOURNEY_REQUESTS))
