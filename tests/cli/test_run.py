@@ -145,6 +145,17 @@ def test_plain_locust_runs_the_same_locustfile(lab, tmp_path):
     assert "SSO login" in output and "IdP login POST" in output
 
 
+def test_plain_locust_takes_the_success_rule_from_the_environment(lab, tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "locust", "-f", str(ROOT / "locustfiles" / "saml_sso.py"), "--headless",
+         "-u", "1", "-r", "1", "-t", "2s", "--stop-timeout", "20", "--host", lab.sp_url("local") + "/secure/",
+         "--ca-bundle", str(lab.ca_cert), "--accounts-template", "user{000..199}", "--only-summary"],
+        capture_output=True, text=True, timeout=WAIT_LIMIT, cwd=tmp_path,
+        env={**os.environ, "AUTHBENCH_EXPECT": "Goodbye, {user}"})
+    output = result.stdout + result.stderr
+    assert result.returncode == 1 and "JourneyFailed('page not as expected')" in output, output[-2000:]
+
+
 def _sp_sessions(lab) -> int:
     """Connections HAProxy has accepted on the local cluster's SP frontend so far (its `stot`)."""
     import urllib.request

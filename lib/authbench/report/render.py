@@ -18,7 +18,15 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from .findings import caveats, findings
 from .load import Results
 from .plots import Plot
-from .tables import Table, checks_table, cpu_tables, distribution_table, overview_table, run_tables
+from .tables import (
+    Table,
+    checks_table,
+    cpu_tables,
+    distribution_table,
+    failures_table,
+    overview_table,
+    run_tables,
+)
 
 TEMPLATES = Path(__file__).with_name("templates")
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S UTC"
@@ -55,6 +63,7 @@ def sections(results: Results, plots: list[Plot]) -> dict[str, Any]:
         "checks": checks_table(results),
         "runs": run_tables(results),
         "distribution": distribution_table(results),
+        "failures": failures_table(results),
         "cpu": cpu_tables(results),
         "plots": by_name,
         "configuration": configuration(results),

@@ -7,6 +7,7 @@ come from `average`, the same function `authbench run` uses, so the report and t
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from authbench.results.summary import DISTRIBUTION_LABELS, SAMPLES_FOR_PERCENTILE, Summary, average
 from authbench.results.table import (
@@ -99,6 +100,33 @@ def checks_table(results: Results) -> Table | None:
     notes = [f"{PASS_MARK} passed, {FAIL_MARK} failed. Test 1: each node authenticates; Test 2: SSO via node A is "
              "honoured by node B; Test 3: login form from node A, credentials posted to node B."]
     return Table("Cluster checks", ["backend", *tests], rows, notes=notes, centered=True)
+
+
+def failures_table(results: Results) -> Table | None:
+    """Backend × failure reason: the measured journeys, and where the first failing ones were kept."""
+    rows = []
+    for backend, run in results.runs.items():
+        kept = run.document.get("failures") or {}
+        counts: dict[str, int] = {}
+        for cell in run.cells:
+            for reason, count in cell.summary.reasons.items():
+                counts[reason] = counts.get(reason, 0) + count
+        for reason in [*counts, *(r for r in kept if r not in counts)]:
+            paths = kept.get(reason, {}).get("examples", [])
+            examples = [_relative(run.folder / path, results.folder) for path in paths]
+            rows.append([backend, reason, str(counts.get(reason, 0)), ", ".join(examples) or "-"])
+    if not rows:
+        return None
+    notes = ["Measured journeys per reason; each example is a failing journey's trail (.txt) beside its last page "
+             "(.html, passwords, SAML messages and cookie values removed), warm-up included."]
+    return Table("Failures", ["backend", "reason", "journeys", "examples"], rows, notes=notes, text=True)
+
+
+def _relative(path: Path, folder: Path) -> str:
+    try:
+        return str(path.relative_to(folder))
+    except ValueError:
+        return str(path)
 
 
 def distribution_table(results: Results) -> Table:
