@@ -33,6 +33,7 @@ from authbench.journeys.saml import (
     STORAGE_WRITE,
     sso_login,
 )
+from authbench.journeys.sp_session import forget_sp_session
 
 SHIBBOLETH_STEPS = [("GET", SP_PAGE), ("GET", IDP_SSO), ("GET", STORAGE_READ), ("POST", STORAGE_READ),
                     ("GET", LOGIN_FORM), ("POST", LOGIN_POST), ("GET", CONSENT), ("POST", CONSENT),
@@ -134,7 +135,9 @@ def test_idp_session_cookie_spares_the_password(server, flavour):
     assert sso_login(browser, server.protected_url(flavour), "alice", "alice-pw").ok
     session_cookie = "__Host-shib_idp_session" if flavour == "shibboleth-v5" else "shib_idp_session"
     assert session_cookie in browser.cookie_names() and "JSESSIONID" in browser.cookie_names()
-    browser.forget_cookies(lambda _host, path, _name: path.startswith(f"/{flavour}/sp"))  # a new SP session
+    # a new SP session: SP and IdP share the fixture's origin, so the IdP's base path tells them apart
+    forgotten = forget_sp_session(browser.cookies, server.protected_url(flavour), [f"{server.site.base}/{flavour}/idp"])
+    assert forgotten.dropped == [f"_spsession_{FLAVOURS.index(flavour)}"] and session_cookie in forgotten.kept
     again = sso_login(browser, server.protected_url(flavour), "alice", "irrelevant")
     assert again.ok and not again.password_asked
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from authbench.cluster_checks import forget_sp_session
 from authbench.journeys.fastbrowser import FastBrowser
 from authbench.journeys.saml import STALE_REQUEST, sso_login
+from authbench.journeys.sp_session import forget_sp_session
 from authbench_lab import lab as lab_api
 from authbench_lab.config import LabConfig, password_for
 
@@ -54,7 +54,7 @@ def test_without_client_storage_the_flow_has_no_storage_pages(round_robin_lab):
     assert first.ok
     assert first.pages == ["Web Login Service", "Redirecting to the service", "Protected content"]
     # The SSO session is found at the start of the next flow: the response comes at once.
-    forget_sp_session(b)
+    forget_sp_session(b.cookies, url, [round_robin_lab.lb_url("terracotta")])
     again = sso_login(b, url, "user001", "irrelevant")
     assert again.ok and not again.password_asked
     assert again.pages == ["Redirecting to the service", "Protected content"]
