@@ -48,18 +48,21 @@ class SessionStore:
         self._client = Memcached(memcached, connect_timeout=2, timeout=2) if memcached else None
         self._local: dict[str, str] = {}
         self._prefix = prefix
+        self._lock = threading.Lock()  # one memcached connection, several server threads
 
     def get(self, session_id: str) -> str | None:
         if self._client is None:
             return self._local.get(session_id)
-        value = self._client.get(self._prefix + session_id)
+        with self._lock:
+            value = self._client.get(self._prefix + session_id)
         return value.decode() if value else None
 
     def put(self, session_id: str, user: str) -> None:
         if self._client is None:
             self._local[session_id] = user
         else:
-            self._client.set(self._prefix + session_id, user, expire=SESSION_SECONDS)
+            with self._lock:
+                self._client.set(self._prefix + session_id, user, expire=SESSION_SECONDS)
 
 
 def _page(title: str, body: str, status: int = 200) -> Response:
@@ -102,8 +105,9 @@ class IdPNode:
     def _login(self, saml_request: str, relay_state: str, error: str) -> Response:
         fields = "".join(f'<input type="hidden" name="{name}" value="{html.escape(value)}">'
                          for name, value in (("SAMLRequest", saml_request), ("RelayState", relay_state)))
-        return _page("Log in", f'<p class="error">{error}</p><form method="post" action="/sso/login">{fields}'
-                     '<input name="username"><input type="password" name="password">'
+        return _page("Log in", f'<p class="error">{html.escape(error)}</p>'
+                     f'<form method="post" action="/sso/login">{fields}<input name="username">'
+                     '<input type="password" name="password">'
                      '<button type="submit">Log in</button></form>')
 
     def _respond(self, saml_request: str, relay_state: str, user: str) -> Response:

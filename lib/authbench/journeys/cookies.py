@@ -55,6 +55,22 @@ def path_matches(request_path: str, cookie_path: str) -> bool:
                                                      or request_path[len(cookie_path)] == "/")
 
 
+def host_and_port(scheme: str, authority: str) -> tuple[str, int]:
+    """The host (lower case, IPv6 in brackets) and port of a URL's authority; the scheme's port if none."""
+    if authority.startswith("["):
+        host, _, port_text = authority.partition("]")
+        host += "]"
+        port_text = port_text.lstrip(":")
+    else:
+        host, _, port_text = authority.partition(":")
+    return host.lower(), int(port_text) if port_text else (443 if scheme == "https" else 80)
+
+
+def origin_text(scheme: str, host: str, port: int) -> str:
+    """An origin as `Cookie.origin` spells it: scheme://host:port, the port always written."""
+    return f"{scheme}://{host}:{port}"
+
+
 def is_secure_origin(scheme: str, host: str) -> bool:
     return scheme == "https" or host in LOOPBACK_HOSTS or (host.startswith("127.") and host[-1].isdigit())
 

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from urllib.parse import quote
 
 from .connection import Connection, Response, Resumable
-from .cookies import CookieJar, is_secure_origin
+from .cookies import CookieJar, host_and_port, is_secure_origin, origin_text
 from .forms import Form, Page, encode_form, resolve_url
 
 MAX_REDIRECTS = 10
@@ -162,7 +162,7 @@ class FastBrowser:
             host, port, path = connection.host, connection.port, _strip_query(target)
         else:  # the browser's view: cookies for the URL it asked for
             scheme, asked, asked_target = _split(url)
-            host, port = _host_port(scheme, asked)
+            host, port = host_and_port(scheme, asked)
             path = _strip_query(asked_target)
         secure = is_secure_origin(scheme, host)
         head = f"{method} {target} HTTP/1.1\r\nHost: {authority}\r\n{self._fixed_head}"
@@ -180,7 +180,7 @@ class FastBrowser:
                 self.on_request(name or previous, method, sent, 0, (time.perf_counter() - started) * 1000, 0, exc)
             raise
         if response.set_cookies:
-            set_by = f"{scheme}://{host}:{port}"
+            set_by = origin_text(scheme, host, port)
             for set_cookie in response.set_cookies:
                 self.cookies.store(set_cookie, host, path, secure, origin=set_by)
         page = Page(url, response.status, _decode(response))
@@ -194,7 +194,7 @@ class FastBrowser:
         return response, page, name
 
     def _connect(self, origin: str, scheme: str, authority: str) -> Connection:
-        host, port = _host_port(scheme, authority)
+        host, port = host_and_port(scheme, authority)
         connection = Connection(scheme, host, port, self.verify, self.timeout, self._tls_sessions.get(origin))
         self._connections[origin] = connection
         return connection
@@ -211,17 +211,6 @@ def _split(url: str) -> tuple[str, str, str]:
     elif not target.isascii():
         target = quote(target, safe=_SAFE_TARGET)
     return scheme, authority, target
-
-
-def _host_port(scheme: str, authority: str) -> tuple[str, int]:
-    """The host (lower case, IPv6 in brackets) and port of an authority; the scheme's default port if none."""
-    if authority.startswith("["):
-        host, _, port_text = authority.partition("]")
-        host += "]"
-        port_text = port_text.lstrip(":")
-    else:
-        host, _, port_text = authority.partition(":")
-    return host.lower(), int(port_text) if port_text else (443 if scheme == "https" else 80)
 
 
 def _decode(response: Response) -> str:

@@ -20,9 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from .cookies import Cookie, CookieJar
-
-DEFAULT_PORTS = {"http": 80, "https": 443}
+from .cookies import Cookie, CookieJar, host_and_port, origin_text
 
 
 @dataclass(frozen=True)
@@ -40,16 +38,9 @@ class Forgotten:
 
 
 def origin_of(url: str) -> tuple[str, str, int]:
-    """(scheme, host, port) of a URL, the port filled in; host in lower case, IPv6 in brackets."""
+    """(scheme, host, port) of a URL, spelt as the browser spells the origins of its cookies."""
     parts = urlsplit(url)
-    host = (parts.hostname or "").lower()
-    if ":" in host:
-        host = f"[{host}]"
-    return parts.scheme, host, parts.port or DEFAULT_PORTS.get(parts.scheme, 0)
-
-
-def _origin_text(origin: tuple[str, str, int]) -> str:
-    return "{}://{}:{}".format(*origin)  # as cookies.Cookie.origin spells it
+    return (parts.scheme, *host_and_port(parts.scheme, parts.netloc.rpartition("@")[2]))
 
 
 def _path_prefix(url: str) -> str:
@@ -62,13 +53,14 @@ def _under(path: str, prefix: str) -> bool:
 
 def forget_sp_session(jar: CookieJar, sp_url: str, idp_urls: Iterable[str]) -> Forgotten:
     """Drop from `jar` the cookies the SP set, keep the IdP's; `idp_urls` are its base URLs (balancer, nodes)."""
+    idp_urls = list(idp_urls)
     sp = origin_of(sp_url)
-    sp_origin = _origin_text(sp)
+    sp_origin = origin_text(*sp)
     idp = {origin_of(url) for url in idp_urls}
-    idp_origins = {_origin_text(origin) for origin in idp}
+    idp_origins = {origin_text(*origin) for origin in idp}
     idp_hosts = {host for _scheme, host, _port in idp}
     # IdP base paths on the SP's own origin: the only way left to tell the two apart there
-    shared_prefixes = [_path_prefix(url) for url in idp_urls if _origin_text(origin_of(url)) == sp_origin]
+    shared_prefixes = [_path_prefix(url) for url in idp_urls if origin_text(*origin_of(url)) == sp_origin]
     shared = bool(shared_prefixes)
     undecided = ""
     if shared and "" in shared_prefixes:

@@ -17,6 +17,7 @@ from dataclasses import asdict
 
 from werkzeug.wrappers import Request, Response
 
+from ..config import DEFAULT_IDP_COOKIE_PATH
 from ..saml.bindings import BindingError, decode_redirect, encode_post
 from ..saml.signing import Signer
 from ..saml.xml import NS
@@ -28,7 +29,6 @@ from .stores import Store
 
 SSO_PATH = "/idp/profile/SAML2/Redirect/SSO"
 CONVERSATION_COOKIE = "JSESSIONID"
-COOKIE_PATH = "/idp"  # Shibboleth's; the lab's --idp-cookie-path moves the IdP's cookies (e.g. to /)
 CONVERSATION_TTL = 1800  # seconds, Tomcat's default servlet-session timeout
 BAD_CREDENTIALS = "The username or password you entered was incorrect."
 _EXECUTION = re.compile(r"^e(\d{1,9})s(\d{1,9})$")
@@ -82,7 +82,7 @@ class LoginFlow:
         directory: Directory,
         signer: Signer,
         registry: SPRegistry,
-        cookie_path: str = COOKIE_PATH,
+        cookie_path: str = DEFAULT_IDP_COOKIE_PATH,  # the lab's --idp-cookie-path
     ) -> None:
         self.entity_id = entity_id
         self.scope = scope
