@@ -240,6 +240,8 @@ def test_missing_packages_are_listed(tmp_path):
         (["--users", "0"], "--users must be between 1 and 100000"),
         (["--users", "100001"], "--users must be between 1 and 100000"),
         (["--base-port", "65500"], "--base-port"),
+        (["--idp-cookie-path", "idp"], "--idp-cookie-path must be a URL path starting with /"),
+        (["--idp-cookie-path", "/idp; Domain=x"], "--idp-cookie-path must be a URL path starting with /"),
     ],
 )
 def test_bad_input_is_one_line(tmp_path, args, fragment):

@@ -36,7 +36,7 @@ def _lab_up(args: argparse.Namespace) -> int:
     lab_config = config.LabConfig(
         run_dir=args.run_dir, base_port=args.base_port, backends=backends, users=args.users,
         stickiness=args.stickiness, client_storage=not args.no_client_storage, workers=args.workers,
-        threads=args.threads,
+        threads=args.threads, idp_cookie_path=args.idp_cookie_path,
     )
     result = lab_call(lab.up, lab_config)
     seed = result["seed"]
@@ -170,6 +170,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                     help="HAProxy affinity: none = round robin, session = sticky on JSESSIONID (default)")
     up.add_argument("--no-client-storage", action="store_true",
                     help="IdPs do not use the browser's client-side storage")
+    up.add_argument("--idp-cookie-path", default=config.DEFAULT_IDP_COOKIE_PATH, metavar="PATH",
+                    help="the Path of the IdP nodes' cookies: /idp as Shibboleth (default), / as SimpleSAMLphp")
     up.add_argument("--base-port", type=int, default=config.DEFAULT_BASE_PORT,
                     help=f"first port of the port plan (default {config.DEFAULT_BASE_PORT})")
     up.add_argument("--workers", type=int, default=config.DEFAULT_WORKERS,
