@@ -123,7 +123,7 @@ class IdPNode:
 
 
 class SP:
-    """The SP: /secure/ shows the user (`id="remote-user"`, as the walk expects), /acs checks the Response."""
+    """The SP: /secure/ shows the user (in the lab SP's markup; the walk needs none), /acs checks the Response."""
 
     def __init__(self, config: SPConfig, idp_entity_id: str) -> None:
         self.client, self.idp_entity_id = Saml2Client(config=config), idp_entity_id
