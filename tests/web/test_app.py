@@ -42,10 +42,13 @@ def lab_env(lab, monkeypatch):
 def test_login_guards_every_route(tmp_path):
     environment, web_ui, _, _ = _build(tmp_path, "--web-host", "0.0.0.0", environ={AUTH_ENV: f"{ACCOUNT}:{SECRET}"})
     client = web_ui.app.test_client()
-    for path in ("/authbench/", "/authbench/api/state", "/authbench/api/campaign", "/", "/stats/requests",
-                 "/metrics"):
-        assert client.get(path).status_code == 302, path  # to the login page
-    assert client.get("/authbench/api/state", headers=_basic(ACCOUNT, "wrong")).status_code == 302
+    for path in ("/authbench/", "/", "/stats/requests"):
+        assert client.get(path).status_code == 302, path  # pages: to the login page
+    for path in ("/authbench/api/state", "/authbench/api/campaign", "/metrics", "/authbench/failures/r/x.txt"):
+        answer = client.get(path)  # API calls: a 401 a script can read
+        assert answer.status_code == 401 and answer.get_json()["ok"] is False, path
+        assert answer.headers["WWW-Authenticate"].startswith("Basic"), path
+    assert client.get("/authbench/api/state", headers=_basic(ACCOUNT, "wrong")).status_code == 401
     answer = client.get("/authbench/api/state", headers=_basic(ACCOUNT, SECRET))
     assert answer.status_code == 200 and answer.get_json()["state"] == "idle"
     bad = client.post("/authbench/login", data={"username": ACCOUNT, "password": "nope"})
@@ -57,6 +60,30 @@ def test_login_guards_every_route(tmp_path):
     assert page.status_code == 200 and b"Grinder table" in page.data
     for path in ("/", "/login", "/authbench/api/state", "/authbench/api/campaign"):
         assert SECRET not in client.get(path).get_data(as_text=True)
+    assert client.get("/authbench/api/state").get_json()["login"] is True
+    assert client.get("/authbench/static/no-such-file.js").status_code == 404  # an error, not a 200 page
+    out = client.get("/authbench/logout")
+    assert out.status_code == 302 and out.location.endswith("/login")
+    assert client.get("/authbench/api/state").status_code == 401  # the session is gone
+    environment.runner.quit()
+
+
+def test_foreign_hosts_and_cross_origin_reads_are_refused(tmp_path):
+    environment, web_ui, _, _ = _build(tmp_path, "--web-allowed-host", "bench.example.org")
+    client = web_ui.app.test_client()
+    for host in ("localhost:8089", "127.0.0.1:8089", "[::1]:8089", "bench.example.org:8089", "BENCH.example.org"):
+        assert client.get("/authbench/api/state", headers={"Host": host}).status_code == 200, host
+    rebound = client.get("/authbench/api/state", headers={"Host": "attacker.example:8089"})  # DNS rebinding
+    assert rebound.status_code == 421 and "--web-allowed-host" in rebound.get_json()["message"]
+    assert client.post("/authbench/api/start", json={"target": "lab:local"},
+                       headers={"Host": "attacker.example:8089"}).status_code == 421
+    assert client.get("/", headers={"Host": "attacker.example"}).status_code == 421  # Locust's pages too
+    read = client.get("/authbench/api/state", headers={"Origin": "https://evil.example"})
+    assert read.status_code == 200 and "Access-Control-Allow-Origin" not in read.headers  # no cross-origin read
+    preflight = client.options("/authbench/api/start", headers={
+        "Origin": "https://evil.example", "Access-Control-Request-Method": "POST"})
+    assert "Access-Control-Allow-Origin" not in preflight.headers
+    assert client.get("/authbench/api/state").get_json()["login"] is False
     environment.runner.quit()
 
 

@@ -25,6 +25,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     web.add_argument("--web-login", action="store_true",
                      help=f"require a login (always on when an account is configured: ${AUTH_ENV} or --web-auth-file)")
     web.add_argument("--web-auth-file", help="file whose first line is USER:PASSWORD for the login")
+    web.add_argument("--web-allowed-host", action="append", default=[], metavar="NAME",
+                     help="a host name the UI may be reached by (IP addresses and localhost always are; other "
+                     "names are refused, against DNS rebinding)")
     web.add_argument("--run-options", default="",
                      help="further `authbench run` options for runs started here, e.g. "
                      "'--ca-bundle ca.pem --accounts-csv accounts.csv' (never a password)")
@@ -56,7 +59,7 @@ def build(args: argparse.Namespace, environ: dict[str, str]):
     environment.create_local_runner()
     if credentials is not None:
         auth.install(web_ui, credentials)
-    launcher = app.install(environment, results, args.run_options)
+    launcher = app.install(environment, results, args.run_options, tuple(args.web_allowed_host))
     metrics.attach_metrics(environment)  # /metrics of the runs started here
     return environment, web_ui, launcher, credentials
 

@@ -19,6 +19,7 @@ from flask import Response, jsonify, redirect, request, send_file, send_from_dir
 from ..cli import CliError
 from ..results.failures import FAILURES_DIR
 from ..results.recorder import RUN_ID_PATTERN
+from . import guard as guards
 from .campaign import campaign_view, report_path
 from .launch import DEFAULT_CELL_TIME_LIMIT, Launcher
 from .live import LiveRun
@@ -45,13 +46,14 @@ def lab_backends() -> list[str]:
         return []
 
 
-def install(environment, results: Path, run_options: str = "") -> Launcher:
+def install(environment, results: Path, run_options: str = "", allowed_hosts: tuple[str, ...] = ()) -> Launcher:
     """Add the routes to `environment.web_ui` and listen to the run's events; the launcher they drive."""
     from ..users.saml import preflight
 
     web_ui = environment.web_ui
     app = web_ui.app
-    guard = web_ui.auth_required_if_enabled
+    guards.install(app, allowed_hosts)
+    guard = guards.protected(web_ui)
     live = LiveRun()
     live.attach(environment.authbench.events)
     launcher = Launcher(environment, live, results, run_options)
@@ -83,6 +85,7 @@ def install(environment, results: Path, run_options: str = "") -> Launcher:
     @guard
     def state() -> Response:
         return jsonify({**live.snapshot(), "busy": launcher.running, "lab_backends": lab_backends(),
+                        "login": bool(web_ui.web_login),
                         "defaults": DEFAULT_FORM, "results": str(results)})
 
     @app.route(f"{PREFIX}/api/start", methods=["POST"])

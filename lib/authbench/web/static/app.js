@@ -48,6 +48,7 @@ function grinderRow(row) {
 function showRun(s) {
   $("state").textContent = s.state;
   $("state").className = `badge ${s.state}`;
+  $("logout").hidden = !s.login;
   const phase = s.current ? s.current.phase : "";
   $("phase").hidden = !phase;
   $("phase").textContent = phase === "warmup" ? "warm-up (not measured)" : "measured";
