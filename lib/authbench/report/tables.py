@@ -20,6 +20,7 @@ from authbench.results.table import (
     run_label,
 )
 
+from .findings import tps_range
 from .load import DONE, INCOMPLETE, Cell, Results
 
 PASS_MARK, FAIL_MARK = "○", "×"  # the 2012 report's marks
@@ -51,6 +52,7 @@ def run_tables(results: Results) -> list[Table]:
             cells = [c for c in run.cells if c.pattern == pattern]
             for cell in cells:
                 label = run_label(pattern, cell.repetition) + ("" if cell.status == DONE else f" ({cell.status})")
+                label += " (degraded)" if cell.degraded else ""
                 rows.append([label, *_figures(cell.summary)])
             counted = [c.summary for c in cells if c.status != INCOMPLETE]
             if len(counted) > 1:
@@ -80,9 +82,12 @@ def overview_table(results: Results) -> Table:
                 continue
             flag = summary.errors > 0
             marked |= flag
-            row.append(_tps(summary.tps) + (WEAK_MARK if flag else ""))
+            spread = tps_range(results, backend, pattern)
+            shown = f" ({_tps(spread[0])}–{_tps(spread[1])})" if spread else ""
+            row.append(_tps(summary.tps) + shown + (WEAK_MARK if flag else ""))
         rows.append(row)
-    notes = ["Average TPS (successful journeys per second) over each pattern's repetitions."]
+    notes = ["Average TPS (successful journeys per second) over each pattern's repetitions; in brackets the lowest "
+             "and highest repetition."]
     if marked:
         notes.append(f"{WEAK_MARK} errors in at least one repetition: TPS counts successful journeys only.")
     return Table("Average TPS", ["backend", *(f"{p} TPS" for p in results.patterns)], rows, notes=notes)
