@@ -134,6 +134,23 @@ def test_samples_survive_kill_9(lab_env, tmp_path):
     assert json.loads((tmp_path / "k" / "summary.json").read_text())["run_id"] == "k"
 
 
+def test_lab_dir_names_the_lab_in_every_command(lab, tmp_path, capsys):
+    code, _, err = run(["--target", "lab:local", "--lab-dir", str(tmp_path / "nolab"), "--results", str(tmp_path)],
+                       capsys)
+    assert code == 2 and f"no lab running in {tmp_path / 'nolab'}" in err and "--lab-dir" in err
+    code, out, err = run(["--target", "lab:local", "--lab-dir", str(lab.run_dir), "--pattern", "1x1",
+                          "--results", str(tmp_path), "--run-id", "d"], capsys)
+    assert code == 0, err
+    for command in (["run"], ["check-cluster"], ["compare"], ["web"], ["lab", "status"], ["lab", "up"]):
+        assert _help_mentions(command, capsys), command
+
+
+def _help_mentions(command: list[str], capsys) -> bool:
+    with pytest.raises(SystemExit):
+        main([*command, "--help"])
+    return "--lab-dir" in capsys.readouterr().out
+
+
 def test_plain_locust_runs_the_same_locustfile(lab, tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "locust", "-f", str(ROOT / "locustfiles" / "saml_sso.py"), "--headless",

@@ -94,6 +94,16 @@ def accounts_from_args(args: argparse.Namespace, lab_defaults: dict | None) -> t
 # -- the running lab ----------------------------------------------------------------------------------
 
 
+def add_lab_dir_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """--lab-dir, the one name of the lab's folder in every command (default $AUTHBENCH_LAB_DIR)."""
+    from authbench_lab import config
+
+    from .lab import RUN_DIR_ENV, default_run_dir
+
+    parser.add_argument("--lab-dir", default=default_run_dir(), metavar="DIR",
+                        help=f"the embedded lab's folder (default ${RUN_DIR_ENV} or {config.DEFAULT_RUN_DIR})")
+
+
 def running_lab(run_dir: str | Path) -> LabConfig:
     """The configuration of the lab running in `run_dir`, or a CliError saying how to start one."""
     from authbench_lab import lab
@@ -101,7 +111,9 @@ def running_lab(run_dir: str | Path) -> LabConfig:
 
     state = lab.read_state(run_dir)
     if not state or not any(row["healthy"] for row in lab.status(run_dir)):
-        raise CliError(f"no lab running in {os.path.abspath(run_dir)}; start it with 'authbench lab up'")
+        where = os.path.abspath(run_dir)
+        raise CliError(f"no lab running in {where}; start it with 'authbench lab up --lab-dir {where}', or point "
+                       "--lab-dir (or $AUTHBENCH_LAB_DIR) at the folder of the lab that runs")
     return LabConfig.from_dict(state["config"])
 
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import socket
 from pathlib import Path
 
 from . import CliError, say
+from .options import add_lab_dir_option
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8089
@@ -28,6 +30,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     web.add_argument("--web-allowed-host", action="append", default=[], metavar="NAME",
                      help="a host name the UI may be reached by (IP addresses and localhost always are; other "
                      "names are refused, against DNS rebinding)")
+    add_lab_dir_option(web)
     web.add_argument("--run-options", default="",
                      help="further `authbench run` options for runs started here, e.g. "
                      "'--ca-bundle ca.pem --accounts-csv accounts.csv' (never a password)")
@@ -59,7 +62,8 @@ def build(args: argparse.Namespace, environ: dict[str, str]):
     environment.create_local_runner()
     if credentials is not None:
         auth.install(web_ui, credentials)
-    launcher = app.install(environment, results, args.run_options, tuple(args.web_allowed_host))
+    run_options = f"--lab-dir {shlex.quote(args.lab_dir)} {args.run_options}"  # lab:NAME targets of the form
+    launcher = app.install(environment, results, run_options, tuple(args.web_allowed_host), args.lab_dir)
     metrics.attach_metrics(environment)  # /metrics of the runs started here
     return environment, web_ui, launcher, credentials
 

@@ -32,21 +32,22 @@ DEFAULT_FORM = {"pattern": "2x1000,10x200,20x200", "warmup": "60s", "repeat": "3
 log = logging.getLogger(__name__)
 
 
-def lab_backends() -> list[str]:
-    """The clusters of the running embedded lab (as `lab:NAME` targets resolve them), or none."""
+def lab_backends(lab_dir: str | None = None) -> list[str]:
+    """The clusters of the embedded lab running in `lab_dir` (as `lab:NAME` targets resolve them), or none."""
     from authbench_lab import lab
     from authbench_lab.config import LabConfig
 
     from ..cli.lab import default_run_dir
 
     try:
-        state = lab.read_state(default_run_dir())
+        state = lab.read_state(lab_dir or default_run_dir())
         return list(LabConfig.from_dict(state["config"]).backends) if state else []
     except Exception:  # a broken or foreign lab.json: no lab to offer, the URL field still works
         return []
 
 
-def install(environment, results: Path, run_options: str = "", allowed_hosts: tuple[str, ...] = ()) -> Launcher:
+def install(environment, results: Path, run_options: str = "", allowed_hosts: tuple[str, ...] = (),
+            lab_dir: str | None = None) -> Launcher:
     """Add the routes to `environment.web_ui` and listen to the run's events; the launcher they drive."""
     from ..users.saml import preflight
 
@@ -84,7 +85,7 @@ def install(environment, results: Path, run_options: str = "", allowed_hosts: tu
     @app.route(f"{PREFIX}/api/state")
     @guard
     def state() -> Response:
-        return jsonify({**live.snapshot(), "busy": launcher.running, "lab_backends": lab_backends(),
+        return jsonify({**live.snapshot(), "busy": launcher.running, "lab_backends": lab_backends(lab_dir),
                         "login": bool(web_ui.web_login),
                         "defaults": DEFAULT_FORM, "results": str(results)})
 
