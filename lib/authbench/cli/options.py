@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from ..journeys.success import SuccessRule
 
 PASSWORD_ENV = "AUTHBENCH_PASSWORD"  # where a single account's password comes from by default
+DEFAULT_PASSWORD_RULE = "pw-{user}"  # the lab's, for --accounts-template
 LAB_PROTECTED_PATH = "/secure/"
 
 
@@ -31,7 +32,8 @@ def add_account_options(parser: argparse.ArgumentParser) -> argparse._ArgumentGr
     source.add_argument("--accounts-csv", help="CSV file of user,password")
     source.add_argument("--accounts-template", help="e.g. user{000..999}, with --password-rule")
     accounts.add_argument("--password-file", help="file holding the single account's password")
-    accounts.add_argument("--password-rule", default="pw-{user}", help="for templates (default pw-{user})")
+    accounts.add_argument("--password-rule", default=DEFAULT_PASSWORD_RULE,
+                          help=f"for templates (default {DEFAULT_PASSWORD_RULE}; never stored in results)")
     accounts.add_argument("--order", choices=ORDERS, default="sequential")
     accounts.add_argument("--seed", type=int, help="random order: repeatable with a seed")
     return accounts
