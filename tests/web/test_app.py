@@ -195,3 +195,28 @@ def test_stop_ends_the_run_and_keeps_its_samples(lab_env, tmp_path):
     assert len(rows) - 1 >= 5 and all(",warmup," in row for row in rows[1:])
     assert json.loads((tmp_path / "results" / run_id / "summary.json").read_text())["finished"] is None
     environment.runner.quit()
+
+
+def test_locusts_own_stop_ends_the_plan_and_reset_and_edit_are_refused(lab_env, tmp_path):
+    environment, web_ui, _, _ = _build(tmp_path)
+    client = web_ui.app.test_client()
+    answer = client.post("/authbench/api/start", json={"target": "lab:stateless", "pattern": "2x300", "warmup": "0"})
+    run_id = answer.get_json()["run_id"]
+    deadline = time.monotonic() + RUN_LIMIT
+    while client.get("/authbench/api/state").get_json()["journeys"]["measured"] < 5:  # the cell is measuring
+        assert time.monotonic() < deadline
+        gevent.sleep(0.1)
+    for path, data in (("/stats/reset", None), ("/user", {"user_class_name": "SAMLUser", "user_count": 9})):
+        refused = client.post(path, json=data)
+        assert refused.status_code == 409 and "authbench plan runs" in refused.get_json()["message"], path
+    stopped = client.post("/stop")  # the button on Locust's own page
+    assert stopped.get_json()["success"] is True
+    state = client.get("/authbench/api/state").get_json()
+    assert state["state"] == "stopped" and not state["busy"] and "Locust's STOP button" in state["message"]
+    assert environment.runner.state == "stopped"
+    document = json.loads((tmp_path / "results" / run_id / "summary.json").read_text())
+    assert document["cells"] == [] and document["averages"] == {}  # the cut cell counts nowhere …
+    rows = (tmp_path / "results" / run_id / "samples.csv").read_text().splitlines()
+    assert len(rows) - 1 >= 5  # … and its journeys stay in the samples
+    assert client.post("/stats/reset").status_code == 200  # no plan running: Locust's own again
+    environment.runner.quit()

@@ -66,6 +66,7 @@ def install(environment, results: Path, run_options: str = "", allowed_hosts: tu
         return jsonify({"success": False, "message": SWARM_REFUSED, "host": environment.host})
 
     app.view_functions["locust.swarm"] = guard(refuse_swarm)
+    _take_over_locust_controls(app, launcher, guard)
     web_ui.update_template_args = _without_our_argv(web_ui.update_template_args)
 
     @app.route(f"{PREFIX}")
@@ -139,6 +140,32 @@ def install(environment, results: Path, run_options: str = "", allowed_hosts: tu
         return response
 
     return launcher
+
+
+def _take_over_locust_controls(app, launcher: Launcher, guard: Callable) -> None:
+    """Locust's STOP stops the plan (the cell it cut is left out of every average); RESET and EDIT, which
+    would make Locust's figures and the plan's disagree, are refused while a plan runs."""
+    views = app.view_functions
+    locust_stop, locust_reset = views["locust.stop"], views["locust.reset_stats"]
+    locust_edit = views["locust.update_user"]
+
+    def stop() -> Any:
+        if launcher.stop(by="with Locust's STOP button"):
+            return jsonify({"success": True, "message": "authbench plan stopped; finished repetitions are kept"})
+        return locust_stop()
+
+    def refused(original: Callable[[], Any], what: str) -> Callable[[], Any]:
+        def view() -> Any:
+            if launcher.running:
+                message = f"{what} is off while an authbench plan runs: stop it on {PREFIX}/ (or with STOP) first"
+                return jsonify({"success": False, "message": message}), 409
+            return original()
+
+        return view
+
+    views["locust.stop"] = guard(stop)
+    views["locust.reset_stats"] = guard(refused(locust_reset, "resetting the statistics"))
+    views["locust.update_user"] = guard(refused(locust_edit, "changing the users"))
 
 
 def _without_our_argv(update: Callable[[], None]) -> Callable[[], None]:

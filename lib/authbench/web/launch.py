@@ -82,6 +82,7 @@ class Launcher:
         self.run_options = run_options
         self.greenlet: gevent.Greenlet | None = None
         self._starting = False  # a start is checking its target: a second one must not slip in meanwhile
+        self._stopped_by = "from the web UI"
 
     @property
     def running(self) -> bool:
@@ -115,10 +116,12 @@ class Launcher:
         self.greenlet = gevent.spawn(self._run, run_dir, prepared)
         return run_dir.name
 
-    def stop(self) -> bool:
-        """End the run now: finished cells stay written, the running one's samples stay in samples.csv."""
+    def stop(self, by: str = "from the web UI") -> bool:
+        """End the run now: finished cells stay written, the running one's samples stay in samples.csv (it is
+        left out of summary.json, so of every average)."""
         if self.greenlet is None or self.greenlet.dead:
             return False
+        self._stopped_by = by
         self.greenlet.kill(block=True, timeout=STOP_WAIT)
         return True
 
@@ -134,7 +137,8 @@ class Launcher:
                              keep_failures=prepared.keep_failures)
             state, message = DONE, "" if report.complete else "a pattern repetition was cut short by the time limit"
         except gevent.GreenletExit:
-            state, message = STOPPED, "stopped from the web UI; finished repetitions are kept"
+            state, message = STOPPED, (f"stopped by the user {self._stopped_by}; finished repetitions are kept, "
+                                       "the interrupted one only in samples.csv")
             raise
         except Exception as exc:  # a bug or a broken run: said on the page, logged in full
             log.exception("web UI run %s failed", run_dir.name)
