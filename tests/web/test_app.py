@@ -188,12 +188,28 @@ def test_stop_ends_the_run_and_keeps_its_samples(lab_env, tmp_path):
     while client.get("/authbench/api/state").get_json()["journeys"]["warmup"] < 5:  # load is on
         assert time.monotonic() < deadline
         gevent.sleep(0.1)
+    clock = client.get("/authbench/api/state").get_json()["time"]
+    assert 0 < clock["warmup_left_s"] <= 60 and clock["elapsed_s"] > 0 and clock["left_s"] > 60  # a long plan
     assert client.post("/authbench/api/stop", json={}).get_json() == {"ok": True}
     state = client.get("/authbench/api/state").get_json()
     assert state["state"] == "stopped" and not state["busy"] and environment.runner.state == "stopped"
+    assert state["time"]["left_s"] == 0 and state["time"]["warmup_left_s"] is None
     rows = (tmp_path / "results" / run_id / "samples.csv").read_text().splitlines()
     assert len(rows) - 1 >= 5 and all(",warmup," in row for row in rows[1:])
     assert json.loads((tmp_path / "results" / run_id / "summary.json").read_text())["finished"] is None
+    environment.runner.quit()
+
+
+def test_estimate_before_a_long_plan(tmp_path):
+    environment, web_ui, _, _ = _build(tmp_path)
+    client = web_ui.app.test_client()
+    long = client.post("/authbench/api/estimate", json={"pattern": "2x1000,10x200,20x200", "warmup": "60s",
+                                                        "repeat": "3"}).get_json()
+    short = client.post("/authbench/api/estimate", json={"pattern": "1x5", "warmup": "0", "repeat": "1"}).get_json()
+    assert long["ok"] and long["confirm"] and long["seconds"] > 600 and long["text"].endswith("s")
+    assert short["ok"] and not short["confirm"] and short["seconds"] < 10
+    bad = client.post("/authbench/api/estimate", json={"pattern": "2x"})
+    assert bad.status_code == 400 and "'2x' is not USERSxRUNS" in bad.get_json()["message"]
     environment.runner.quit()
 
 

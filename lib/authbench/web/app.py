@@ -29,6 +29,7 @@ STATIC_DIR = Path(__file__).parent / "static"
 SWARM_REFUSED = f"start runs from authbench's page ({PREFIX}/): exact patterns, warm-up and repetitions"
 DEFAULT_FORM = {"pattern": "2x1000,10x200,20x200", "warmup": "60s", "repeat": "3",
                 "cell_time_limit": DEFAULT_CELL_TIME_LIMIT}
+CONFIRM_AFTER_S = 180.0  # plans estimated longer than this are started only after the operator confirms
 log = logging.getLogger(__name__)
 
 
@@ -108,6 +109,23 @@ def install(environment, results: Path, run_options: str = "", allowed_hosts: tu
             return jsonify({"ok": False, "message": f"unexpected {type(exc).__name__}: "
                             + " ".join(str(exc).split())}), 500
         return jsonify({"ok": True, "run_id": run_id}), 200
+
+    @app.route(f"{PREFIX}/api/estimate", methods=["POST"])
+    @guard
+    def estimate() -> tuple[Response, int]:
+        """How long the form's plan would take (the --dry-run estimate), for a confirmation before long plans."""
+        from ..campaign import estimate_plan_s, format_duration
+        from ..patterns import PlanError, parse_plan
+
+        form: Any = request.get_json(silent=True) or {}
+        try:
+            plan = parse_plan(str(form.get("pattern") or ""), str(form.get("warmup") or "0"),
+                              int(str(form.get("repeat") or "1")))
+        except (PlanError, ValueError) as exc:
+            return jsonify({"ok": False, "message": str(exc)}), 400
+        seconds = estimate_plan_s(plan)
+        return jsonify({"ok": True, "seconds": seconds, "text": format_duration(seconds),
+                        "confirm": seconds > CONFIRM_AFTER_S}), 200
 
     @app.route(f"{PREFIX}/api/stop", methods=["POST"])
     @guard

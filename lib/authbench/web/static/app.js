@@ -60,6 +60,12 @@ function showRun(s) {
                             `(cell ${s.current.cell} of ${s.plan.cells})`);
   $("where").textContent = where.join(" · ");
   $("message").textContent = s.message || "";
+  const t = s.time || {};
+  const clock = [];
+  if (t.elapsed_s != null) clock.push(`elapsed ${duration(t.elapsed_s)}`);
+  if (s.state === "running" && t.left_s != null) clock.push(`about ${duration(t.left_s)} left`);
+  if (t.warmup_left_s != null) clock.push(`warm-up ends in ${duration(t.warmup_left_s)}`);
+  $("clock").textContent = clock.join(" · ");
   const j = s.journeys;
   $("progress-bar").style.width = j.planned ? `${Math.min(100, 100 * j.measured / j.planned)}%` : "0";
   $("journeys").textContent = j.planned
@@ -150,11 +156,26 @@ function drawChart(points) {
   g.fillText(`${span} s`, w - pad - 20, h - 8);
 }
 
+function duration(seconds) {
+  const s = Math.round(seconds), h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60);
+  return h ? `${h}h ${String(m).padStart(2, "0")}m` : m ? `${m}m ${String(s % 60).padStart(2, "0")}s` : `${s}s`;
+}
+
+async function postJSON(url, body) {
+  const response = await fetch(url, {
+    method: "POST", credentials: "same-origin",
+    headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
+  });
+  return response.json();
+}
+
 async function start(event) {
   event.preventDefault();
   const error = $("form-error");
   error.hidden = true;
   const form = Object.fromEntries(new FormData($("start-form")).entries());
+  const estimate = await postJSON("api/estimate", form).catch(() => ({ ok: false }));
+  if (estimate.ok && estimate.confirm && !window.confirm(`This plan takes about ${estimate.text}. Start it?`)) return;
   $("start").disabled = true;
   try {
     const response = await fetch("api/start", {
