@@ -12,6 +12,7 @@ import pytest
 from authbench.cli import main
 from authbench.report import ReportError, write_report
 from authbench.report.load import INCOMPLETE, clean_url, load
+from authbench_lab.config import EXPECTED_CLUSTER_CHECKS
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CAMPAIGN = FIXTURES / "campaign"
@@ -55,8 +56,12 @@ def test_campaign_tables_carry_the_stored_figures(campaign_report):
             s = cell["summary"]
             row = f"| {cell['pattern']} #{cell['repetition']} | {s['tests']} | {s['errors']} | {s['mean_ms']:.1f} |"
             assert row in md
-        marks = ["○" if c["passed"] else "×" for c in campaign["checks"][backend]]
+        expected = EXPECTED_CLUSTER_CHECKS[backend]  # a lab campaign: × the design expects is marked so
+        checks = campaign["checks"][backend]
+        marks = ["○" if c["passed"] else ("×" if expected[i] else "×*") for i, c in enumerate(checks)]
         assert f"| {backend} | {' | '.join(marks)} |" in md
+        for check in campaign["checks"][backend]:  # the evidence inline, not only the marks
+            assert check["evidence"][0].split(";")[0] in md
     for section in ("Findings", "Overview", "Cluster checks", "Response-time distribution", "Server CPU",
                     "Configuration", "Versions", "Machine"):
         assert section in html and section in md

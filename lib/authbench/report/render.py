@@ -19,6 +19,7 @@ from .load import Results, clean_url
 from .plots import Plot
 from .tables import (
     Table,
+    checks_evidence_table,
     checks_table,
     cpu_tables,
     distribution_table,
@@ -60,6 +61,7 @@ def sections(results: Results, plots: list[Plot]) -> dict[str, Any]:
         "caveats": caveats(results),
         "overview": overview_table(results),
         "checks": checks_table(results),
+        "checks_evidence": checks_evidence_table(results),
         "runs": run_tables(results),
         "distribution": distribution_table(results),
         "failures": failures_table(results),
