@@ -59,6 +59,10 @@ def test_warmup_repeat_and_table(lab_env, tmp_path, capsys):
         assert len(measured) == 12
         assert all(s.start < min(m.start for m in measured) for s in mine if s.phase == "warmup")
     assert "3x4 #1" in out and "3x4 #2" in out and "average" in out
+    # Step statistics agree with Tests: warm-up journeys that end after the reset are not in them.
+    for cell in json.loads((tmp_path / "w" / "summary.json").read_text())["cells"]:
+        tests = cell["summary"]["tests"]
+        assert cell["steps"]["SSO login"]["requests"] == tests == cell["steps"]["IdP login POST"]["requests"]
 
 
 def test_virtual_sp_with_signature_check(lab_env, tmp_path, capsys):
