@@ -43,13 +43,14 @@ def build(args: argparse.Namespace, environ: dict[str, str]):
     from ..runner import create_environment
     from ..users.saml import SAMLUser
     from ..web import app, auth
-    from ..web.launch import parse_form
+    from .web_form import form_preparer
 
     if not 0 < args.web_port < 65536:
         raise CliError(f"--web-port {args.web_port} is not a port number")
     credentials = auth.load_credentials(args.web_auth_file, environ)
     auth.check_exposure(args.web_host, credentials, args.web_login)
-    parse_form({"target": "lab:x", "pattern": "1x1"}, args.run_options)  # a bad --run-options fails now
+    run_options = f"--lab-dir {shlex.quote(args.lab_dir)} {args.run_options}"  # lab:NAME targets of the form
+    prepare = form_preparer(run_options)  # a bad --run-options fails now
     results = Path(args.results)
     try:
         results.mkdir(parents=True, exist_ok=True)
@@ -62,8 +63,7 @@ def build(args: argparse.Namespace, environ: dict[str, str]):
     environment.create_local_runner()
     if credentials is not None:
         auth.install(web_ui, credentials)
-    run_options = f"--lab-dir {shlex.quote(args.lab_dir)} {args.run_options}"  # lab:NAME targets of the form
-    launcher = app.install(environment, results, run_options, tuple(args.web_allowed_host), args.lab_dir)
+    launcher = app.install(environment, results, prepare, tuple(args.web_allowed_host), args.lab_dir)
     metrics.attach_metrics(environment)  # /metrics of the runs started here
     return environment, web_ui, launcher, credentials
 

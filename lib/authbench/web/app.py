@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 from flask import Response, jsonify, redirect, request, send_file, send_from_directory
 
-from ..cli import CliError
+from ..errors import CliError
 from ..results.failures import FAILURES_DIR
 from ..results.recorder import RUN_ID_PATTERN
 from . import guard as guards
@@ -33,23 +33,27 @@ CONFIRM_AFTER_S = 180.0  # plans estimated longer than this are started only aft
 log = logging.getLogger(__name__)
 
 
-def lab_backends(lab_dir: str | None = None) -> list[str]:
+def lab_backends(lab_dir: str | None) -> list[str]:
     """The clusters of the embedded lab running in `lab_dir` (as `lab:NAME` targets resolve them), or none."""
     from authbench_lab import lab
     from authbench_lab.config import LabConfig
 
-    from ..cli.lab import default_run_dir
-
+    if not lab_dir:
+        return []
     try:
-        state = lab.read_state(lab_dir or default_run_dir())
+        state = lab.read_state(lab_dir)
         return list(LabConfig.from_dict(state["config"]).backends) if state else []
     except Exception:  # a broken or foreign lab.json: no lab to offer, the URL field still works
         return []
 
 
-def install(environment, results: Path, run_options: str = "", allowed_hosts: tuple[str, ...] = (),
-            lab_dir: str | None = None) -> Launcher:
-    """Add the routes to `environment.web_ui` and listen to the run's events; the launcher they drive."""
+def install(environment, results: Path, prepare: Callable[[dict[str, str]], Any],
+            allowed_hosts: tuple[str, ...] = (), lab_dir: str | None = None) -> Launcher:
+    """Add the routes to `environment.web_ui` and listen to the run's events; the launcher they drive.
+
+    `prepare(form)` turns the start form into a checked run (cli.web_form.form_preparer); `lab_dir` is where
+    the embedded lab whose clusters the form offers runs.
+    """
     from ..users.saml import preflight
 
     web_ui = environment.web_ui
@@ -58,7 +62,7 @@ def install(environment, results: Path, run_options: str = "", allowed_hosts: tu
     guard = guards.protected(web_ui)
     live = LiveRun()
     live.attach(environment.authbench.events)
-    launcher = Launcher(environment, live, results, run_options)
+    launcher = Launcher(environment, live, results, prepare)
     # Locust's Download tab links to our page; its start dialog answers with a pointer to it.
     web_ui.template_args["extended_csv_files"] = [
         {"href": f"{PREFIX}/", "title": "authbench: start a plan, live Grinder table, last campaign"}]

@@ -16,7 +16,7 @@ from pathlib import Path
 from flask import redirect, request, session
 from flask_login import UserMixin, login_user, logout_user
 
-from ..cli import CliError
+from ..errors import CliError
 from . import AUTH_ENV
 
 LOGIN_PATH = "/authbench/login"
