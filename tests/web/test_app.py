@@ -236,3 +236,19 @@ def test_locusts_own_stop_ends_the_plan_and_reset_and_edit_are_refused(lab_env, 
     assert len(rows) - 1 >= 5  # … and its journeys stay in the samples
     assert client.post("/stats/reset").status_code == 200  # no plan running: Locust's own again
     environment.runner.quit()
+
+
+def test_a_target_under_load_elsewhere_is_refused(lab_env, tmp_path):
+    from authbench.targets_lock import lab_key, target_lock
+
+    environment, web_ui, launcher, _ = _build(tmp_path)
+    client = web_ui.app.test_client()
+    with target_lock(lab_key(lab_env.run_dir), "authbench run (results from the CLI)"):
+        answer = client.post("/authbench/api/start", json={"target": "lab:stateless", "pattern": "1x1"})
+        assert answer.status_code == 400 and "already under load by authbench run (results from the CLI)" in \
+            answer.get_json()["message"]
+        assert not launcher.running
+    answer = client.post("/authbench/api/start", json={"target": "lab:stateless", "pattern": "1x1"})
+    assert answer.status_code == 200  # free again
+    launcher.greenlet.join(timeout=RUN_LIMIT)
+    environment.runner.quit()
