@@ -306,3 +306,30 @@ def test_an_unfinished_run_is_running_while_its_samples_grow(tmp_path):
     assert list_runs(tmp_path, now=stamp + RUNNING_QUIET_S + 1)[0]["state"] == INTERRUPTED
     (tmp_path / "..hidden").mkdir()
     assert [row["id"] for row in list_runs(tmp_path)] == ["r1"]
+
+
+def test_a_url_target_with_uploaded_accounts_and_a_ca_bundle(lab_env, tmp_path):
+    import tempfile
+    from pathlib import Path
+
+    environment, web_ui, launcher, _ = _build(tmp_path)
+    client = web_ui.app.test_client()
+    before = set(Path(tempfile.gettempdir()).glob("authbench-accounts-*"))
+    csv = "user,password\nuser001,pw-user001\nuser002,Uploaded-Wr0ng\nuser003,pw-user003\n"
+    form = {"target": lab_env.sp_url("local") + "/secure/", "pattern": "1x4", "ca_bundle": str(lab_env.ca_cert),
+            "accounts_csv_text": csv}
+    answer = client.post("/authbench/api/start", json=form)
+    assert answer.status_code == 200, answer.get_json()
+    launcher.greenlet.join(timeout=RUN_LIMIT)
+    run_dir = tmp_path / "results" / answer.get_json()["run_id"]
+    document = json.loads((run_dir / "summary.json").read_text())
+    assert document["cells"][0]["summary"]["tests"] == 4 and document["cells"][0]["summary"]["errors"] >= 1
+    assert document["config"]["accounts"] == {"type": "csv", "file": "uploaded in the web UI", "accounts": 3,
+                                              "order": "sequential"}
+    written = "".join(p.read_text(errors="replace") for p in run_dir.rglob("*") if p.is_file())
+    assert "Uploaded-Wr0ng" not in written and "pw-user00" not in written
+    assert set(Path(tempfile.gettempdir()).glob("authbench-accounts-*")) == before  # the upload is gone
+    bad = client.post("/authbench/api/start", json={**form, "ca_bundle": "/nonexistent/ca.pem"})
+    assert bad.status_code == 400 and "--ca-bundle '/nonexistent/ca.pem' is not a readable file" in bad.get_json()[
+        "message"]
+    environment.runner.quit()

@@ -236,9 +236,12 @@ async function start(event) {
   event.preventDefault();
   const error = $("form-error");
   error.hidden = true;
-  const form = Object.fromEntries(new FormData($("start-form")).entries());
-  const estimate = await postJSON("api/estimate", form).catch(() => ({ ok: false }));
+  const form = Object.fromEntries([...new FormData($("start-form")).entries()].filter(([, v]) => typeof v === "string"));
+  const plan = { pattern: form.pattern, warmup: form.warmup, repeat: form.repeat };
+  const estimate = await postJSON("api/estimate", plan).catch(() => ({ ok: false }));
   if (estimate.ok && estimate.confirm && !window.confirm(`This plan takes about ${estimate.text}. Start it?`)) return;
+  const csv = $("accounts_csv").files[0];
+  if (csv) form.accounts_csv_text = await csv.text();  // sent once, with the start; never shown again
   $("start").disabled = true;
   try {
     const response = await fetch("api/start", {
