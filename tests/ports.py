@@ -18,3 +18,6 @@ PROMETHEUS = 26900 + SHIFT  # a real Prometheus for the campaign's server-side q
 WEB = 30600 + SHIFT  # `authbench web` in the web UI's tests (a few ports from here)
 DISTRIBUTED = 26800 + SHIFT  # Locust masters and /metrics of the distributed tests (26810-26839)
 LDAP_FAULT = 30000 + SHIFT  # authrate while slapd stops and starts: a small lab of its own
+# Issue 15's slot (27900-27949): a `local`-only lab with --public-host. Its shared services sit at
+# base+1..30 = 27436-27465, between the session lab's stateless and local clusters; its cluster at 27935-27947.
+PUBLIC_HOST_LAB = 27435 + SHIFT
