@@ -1,7 +1,8 @@
 """The `authbench` command line: argument parsing and one-line errors, the work happens elsewhere.
 
 Exit codes: 0 ok, 1 something failed at run time (a lab component did not become healthy),
-2 usage, configuration or environment problems (argparse uses 2 for its own errors as well).
+2 usage, configuration or environment problems (argparse uses 2 for its own errors as well),
+3 the run completed but failed its pass criterion (`run --max-error-pct`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ PROG = "authbench"
 DEBUG_ENV = "AUTHBENCH_DEBUG"  # set to 1 to get tracebacks instead of one-line errors
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
+EXIT_CRITERIA_FAILED = 3
 EXIT_INTERRUPTED = 130
 
 class CliError(Exception):
