@@ -1,8 +1,7 @@
 """Keys and certificates of the lab, made on the first `lab up` and kept afterwards.
 
-A lab CA signs one TLS server certificate (127.0.0.1, ::1, localhost and the --public-host, if any) used by
-HAProxy and slapd, so
-clients verify TLS against `pki/ca.crt` instead of switching verification off.
+A lab CA signs one TLS server certificate (127.0.0.1, ::1, localhost and the --public-host, if any) used
+by HAProxy and slapd, so clients verify TLS against `pki/ca.crt` instead of switching verification off.
 """
 
 from __future__ import annotations
