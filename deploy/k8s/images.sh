@@ -26,7 +26,10 @@ dockerd --data-root "$CACHE/docker" --exec-root "$W/docker/exec" --pidfile "$W/d
   --host "$DOCKER_HOST" --bridge=none --iptables=false --ip6tables=false --ip-masq=false \
   >"$W/docker/dockerd.log" 2>&1 &
 DOCKERD=$!
-stop_dockerd() { kill "$DOCKERD" 2>/dev/null || true; wait "$DOCKERD" 2>/dev/null || true; }
+stop_dockerd() {  # and unmount what it may leave (its network namespace under the exec root)
+  kill "$DOCKERD" 2>/dev/null || true; wait "$DOCKERD" 2>/dev/null || true
+  grep -F " $W/docker/" /proc/mounts | awk '{print $2}' | sort -r | while read -r mount; do umount -l "$mount"; done
+}
 trap stop_dockerd EXIT
 for _ in $(seq 1 $((DOCKERD_WAIT_S * 2))); do docker info >/dev/null 2>&1 && break; sleep 0.5; done
 docker info >/dev/null 2>&1 || { say "dockerd did not start; see $W/docker/dockerd.log"; tail -5 "$W/docker/dockerd.log" >&2; exit 1; }
