@@ -227,16 +227,18 @@ down() {
   done
   [ -d "$W/pids" ] && kube-proxy --cleanup >/dev/null 2>&1 || true
   kubelet_rules_cleanup
-  grep -F " $W/" /proc/mounts | awk '{print $2}' | sort -r | while read -r mount; do umount -l "$mount" 2>/dev/null || true; done
+  { grep -F " $W/" /proc/mounts || true; } | awk '{print $2}' | sort -r | while read -r mount; do
+    umount -l "$mount" 2>/dev/null || true
+  done
   if [ -f "$W/netns.before" ]; then
-    comm -13 "$W/netns.before" <(ls /var/run/netns 2>/dev/null | sort) | while read -r ns; do
+    comm -13 "$W/netns.before" <(ls /var/run/netns 2>/dev/null | sort || true) | while read -r ns; do
       umount "/var/run/netns/$ns" 2>/dev/null || true; rm -f "/var/run/netns/$ns"
     done
   fi
-  ip link show "$BRIDGE" >/dev/null 2>&1 && ip link delete "$BRIDGE"
+  if ip link show "$BRIDGE" >/dev/null 2>&1; then ip link delete "$BRIDGE"; fi
   # the pods' cgroups (kubelet's cgroupfs driver makes /kubepods in every hierarchy)
   find /sys/fs/cgroup/*/kubepods -depth -type d -exec rmdir {} + 2>/dev/null || true
-  [ -f "$W/ip_forward.before" ] && sysctl -qw net.ipv4.ip_forward="$(cat "$W/ip_forward.before")"
+  if [ -f "$W/ip_forward.before" ]; then sysctl -qw net.ipv4.ip_forward="$(cat "$W/ip_forward.before")"; fi
   rm -rf "$W/pids"
   say "down"
 }

@@ -28,7 +28,9 @@ dockerd --data-root "$CACHE/docker" --exec-root "$W/docker/exec" --pidfile "$W/d
 DOCKERD=$!
 stop_dockerd() {  # and unmount what it may leave (its network namespace under the exec root)
   kill "$DOCKERD" 2>/dev/null || true; wait "$DOCKERD" 2>/dev/null || true
-  grep -F " $W/docker/" /proc/mounts | awk '{print $2}' | sort -r | while read -r mount; do umount -l "$mount"; done
+  { grep -F " $W/docker/" /proc/mounts || true; } | awk '{print $2}' | sort -r | while read -r mount; do
+    umount -l "$mount" || true
+  done
 }
 trap stop_dockerd EXIT
 for _ in $(seq 1 $((DOCKERD_WAIT_S * 2))); do docker info >/dev/null 2>&1 && break; sleep 0.5; done
