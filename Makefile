@@ -4,10 +4,15 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup test lint demo bench clean
+.PHONY: setup tools test test-k8s lint demo bench clean
 
 setup: $(STAMP)
 	@deploy/setup-system.sh
+
+# deploy/k8s/tools.sh: helm, kubeconform and the Kubernetes schemas the chart's tests use, built once into
+# /opt/authbench-cache (AUTHBENCH_TOOLS_CACHE), outside the clone. Only the tests need them, not the demo.
+tools: setup
+	@deploy/k8s/tools.sh static >/dev/null
 
 $(STAMP): requirements.txt pyproject.toml
 	@deploy/setup-system.sh
@@ -19,8 +24,15 @@ $(STAMP): requirements.txt pyproject.toml
 lint: setup
 	$(BIN)/ruff check lib deploy tests bench locustfiles
 
-test: lint
+test: lint tools
 	$(BIN)/pytest -q
+
+# The chart on a real single-node Kubernetes cluster on this machine (root; the Kubernetes binaries are
+# built once, ~25 min cold, into the same cache): images, helm install with the in-cluster lab, a pass and
+# a fail verdict, results read back, full teardown. See docs/kubernetes.md.
+test-k8s: tools
+	@deploy/k8s/tools.sh cluster >/dev/null
+	AUTHBENCH_K8S=1 $(BIN)/pytest -q tests/k8s
 
 DEMO_BACKENDS := terracotta,memcached,repcached,stateless,local
 DEMO_PATTERN := 2x50,10x20

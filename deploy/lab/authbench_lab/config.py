@@ -81,7 +81,9 @@ class LabConfig:
     client_storage: bool = True
     workers: int = DEFAULT_WORKERS
     threads: int = DEFAULT_THREADS
-    host: str = "127.0.0.1"
+    host: str = "127.0.0.1"  # where the servers bind and reach each other
+    public_host: str = ""  # the name in URLs and SAML metadata, for clients elsewhere (default: host)
+    listen: str = ""  # where the HTTPS frontends bind (default: host; 0.0.0.0 in a container)
     idp_cookie_path: str = DEFAULT_IDP_COOKIE_PATH  # the Path of the IdP nodes' JSESSIONID and session cookies
 
     def __post_init__(self) -> None:
@@ -103,8 +105,16 @@ class LabConfig:
         return ports
 
     # -- URLs ----------------------------------------------------------------------------------
+    @property
+    def advertised_host(self) -> str:
+        return self.public_host or self.host
+
+    @property
+    def frontend_host(self) -> str:
+        return self.listen or self.host
+
     def https_url(self, port: int) -> str:
-        return f"https://{self.host}:{port}"
+        return f"https://{self.advertised_host}:{port}"
 
     def lb_url(self, backend: str) -> str:
         return self.https_url(self.cluster_port(backend, "lb"))

@@ -72,20 +72,23 @@ def _stickiness(stickiness: str) -> list[str]:
 
 
 def _cluster(config: cfg.LabConfig, backend: str, pem: Path) -> list[str]:
-    def address(name: str) -> str:
+    def address(name: str) -> str:  # of an app behind the balancer
         return f"{config.host}:{config.cluster_port(backend, name)}"
+
+    def public(name: str) -> str:  # of a frontend clients reach
+        return f"{config.frontend_host}:{config.cluster_port(backend, name)}"
 
     node_a, node_b = ("idp-a", address("idp-a")), ("idp-b", address("idp-b"))
     lines = [f"# --- cluster {backend}", ""]
-    lines += _frontend(f"{backend}-lb", address("lb"), pem, f"{backend}-idp")
+    lines += _frontend(f"{backend}-lb", public("lb"), pem, f"{backend}-idp")
     lines += _backend(
         f"{backend}-idp", IDP_HEALTH_PATH, [node_a, node_b],
         ["    option redispatch", *_stickiness(config.stickiness)],
     )
     for node, server in (("a", node_a), ("b", node_b)):
-        lines += _frontend(f"{backend}-node-{node}", address(f"node-{node}"), pem, f"{backend}-idp-{node}")
+        lines += _frontend(f"{backend}-node-{node}", public(f"node-{node}"), pem, f"{backend}-idp-{node}")
         lines += _backend(f"{backend}-idp-{node}", IDP_HEALTH_PATH, [server], [])
-    lines += _frontend(f"{backend}-sp", address("sp"), pem, f"{backend}-sp")
+    lines += _frontend(f"{backend}-sp", public("sp"), pem, f"{backend}-sp")
     lines += _backend(f"{backend}-sp", SP_HEALTH_PATH, [("sp", address("sp-app"))], [])
     return lines
 

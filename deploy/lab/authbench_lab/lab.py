@@ -32,6 +32,9 @@ MIN_PORT = 1024
 MAX_PORT = 65535
 _COOKIE_PATH = re.compile(r"/[A-Za-z0-9._~!$&'()*+,=:@%/-]*")  # no ';', space or control
 STATE_VERSION = 1
+ALL_ADDRESSES = "0.0.0.0"  # noqa: S104  (only for --listen, inside a container's own network namespace)
+LISTEN_ADDRESSES = ("", processes.LOOPBACK, ALL_ADDRESSES)
+PUBLIC_HOST = re.compile(r"[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?")
 
 
 class LabError(Exception):
@@ -75,6 +78,12 @@ def validate(config: cfg.LabConfig) -> None:
                        f"got {config.idp_cookie_path!r}")
     if config.host != processes.LOOPBACK:
         raise LabError(f"the lab only binds {processes.LOOPBACK}, not {config.host}")
+    if config.listen not in LISTEN_ADDRESSES:
+        raise LabError(f"--listen must be {processes.LOOPBACK} or {ALL_ADDRESSES} (in a container), "
+                       f"not {config.listen!r}")
+    if config.public_host and not PUBLIC_HOST.fullmatch(config.public_host):
+        raise LabError(f"--public-host {config.public_host!r} is not a host name or IPv4 address "
+                       "(letters, digits, '-' and '.')")
     ports = config.all_ports().values()
     if min(ports) < MIN_PORT or max(ports) > MAX_PORT:
         raise LabError(f"--base-port {config.base_port} puts lab ports outside {MIN_PORT}..{MAX_PORT}")
@@ -216,7 +225,7 @@ def _prepare(config: cfg.LabConfig, state: dict, binaries: dict[str, str], to_st
     """PKI, LDAP config and seed, HAProxy config, app configs and SP metadata; returns seed info."""
     for directory in components.component_dirs(config):
         directory.mkdir(parents=True, exist_ok=True)
-    pki.ensure_server_cert(config.pki_dir)
+    pki.ensure_server_cert(config.pki_dir, [config.public_host] if config.public_host else [])
     ldap_files = slapd.prepare(config)
     starting = {spec.name for spec in to_start}
     seeded = slapd.seed_info(ldap_files)

@@ -1,7 +1,7 @@
 """Keys and certificates of the lab, made on the first `lab up` and kept afterwards.
 
-A lab CA signs one TLS server certificate (127.0.0.1, ::1, localhost) used by HAProxy and slapd, so
-clients verify TLS against `pki/ca.crt` instead of switching verification off.
+A lab CA signs one TLS server certificate (127.0.0.1, ::1, localhost and the --public-host, if any) used
+by HAProxy and slapd, so clients verify TLS against `pki/ca.crt` instead of switching verification off.
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime
 import ipaddress
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 from cryptography import x509
@@ -78,21 +79,32 @@ def ensure_ca(pki_dir: Path) -> tuple[Path, Path]:
     return cert_path, key_path
 
 
-def ensure_server_cert(pki_dir: Path) -> tuple[Path, Path, Path]:
-    """TLS certificate for the loopback names; returns (cert, key, combined PEM for HAProxy)."""
+def _san_entry(name: str) -> x509.GeneralName:
+    try:
+        return x509.IPAddress(ipaddress.ip_address(name))
+    except ValueError:
+        return x509.DNSName(name)
+
+
+def _covers(cert_path: Path, names: Sequence[str]) -> bool:
+    """Whether the certificate already names every one of `names` (a new --public-host needs a new one)."""
+    if not names:
+        return True
+    cert = x509.load_pem_x509_certificate(cert_path.read_bytes())
+    san = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    return all(_san_entry(name) in san for name in names)
+
+
+def ensure_server_cert(pki_dir: Path, names: Sequence[str] = ()) -> tuple[Path, Path, Path]:
+    """TLS certificate for the loopback names and `names`; returns (cert, key, combined PEM for HAProxy)."""
     ca_cert_path, ca_key_path = ensure_ca(pki_dir)
     cert_path, key_path, pem_path = pki_dir / "server.crt", pki_dir / "server.key", pki_dir / "server.pem"
-    if not (cert_path.exists() and key_path.exists() and pem_path.exists()):
+    if not (cert_path.exists() and key_path.exists() and pem_path.exists() and _covers(cert_path, names)):
         ca_cert = x509.load_pem_x509_certificate(ca_cert_path.read_bytes())
         ca_key = serialization.load_pem_private_key(ca_key_path.read_bytes(), password=None)
         key = _new_key()
-        san = x509.SubjectAlternativeName(
-            [
-                x509.DNSName("localhost"),
-                x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
-                x509.IPAddress(ipaddress.ip_address("::1")),
-            ]
-        )
+        loopback = ["localhost", "127.0.0.1", "::1"]
+        san = x509.SubjectAlternativeName([_san_entry(name) for name in dict.fromkeys([*loopback, *names])])
         cert = (
             _builder("authbench lab", ca_cert.subject, key.public_key())
             .add_extension(san, critical=False)

@@ -1,7 +1,8 @@
 """The `authbench` command line: argument parsing and one-line errors, the work happens elsewhere.
 
 Exit codes: 0 ok, 1 something failed at run time (a lab component did not become healthy),
-2 usage, configuration or environment problems (argparse uses 2 for its own errors as well).
+2 usage, configuration or environment problems (argparse uses 2 for its own errors as well),
+3 the run completed but failed its pass criterion (`run --max-error-pct`).
 """
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ from typing import NoReturn
 
 from ..errors import EXIT_FAILURE, EXIT_USAGE, CliError
 
-__all__ = ["EXIT_FAILURE", "EXIT_INTERRUPTED", "EXIT_USAGE", "CliError", "build_parser", "main", "say"]
+__all__ = ["EXIT_CRITERIA_FAILED", "EXIT_FAILURE", "EXIT_INTERRUPTED", "EXIT_USAGE", "CliError", "build_parser", "main",
+           "say"]
 
 PROG = "authbench"
 DEBUG_ENV = "AUTHBENCH_DEBUG"  # set to 1 to get tracebacks instead of one-line errors
+EXIT_CRITERIA_FAILED = 3  # the run completed, but its measured journeys failed too often (--max-error-pct)
 EXIT_INTERRUPTED = 130
 
 

@@ -37,7 +37,8 @@ def _lab_up(args: argparse.Namespace) -> int:
     lab_config = config.LabConfig(
         run_dir=args.lab_dir, base_port=args.base_port, backends=backends, users=args.users,
         stickiness=args.stickiness, client_storage=not args.no_client_storage, workers=args.workers,
-        threads=args.threads, idp_cookie_path=args.idp_cookie_path,
+        threads=args.threads, idp_cookie_path=args.idp_cookie_path, public_host=args.public_host or "",
+        listen=args.listen or "",
     )
     result = lab_call(lab.up, lab_config)
     seed = result["seed"]
@@ -179,6 +180,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                     help=f"gunicorn worker processes per IdP node (default {config.DEFAULT_WORKERS})")
     up.add_argument("--threads", type=int, default=config.DEFAULT_THREADS,
                     help=f"threads per worker process (default {config.DEFAULT_THREADS})")
+    up.add_argument("--public-host", metavar="NAME",
+                    help="host name in the lab's URLs, SAML metadata and TLS certificate, for clients on other "
+                    "machines or pods (default 127.0.0.1)")
+    up.add_argument("--listen", metavar="ADDRESS",
+                    help="where the HTTPS frontends (balancers, nodes, SPs) listen: 127.0.0.1 (default) or "
+                    "0.0.0.0 inside a container")
     up.set_defaults(handler=_lab_up)
 
     down = commands.add_parser("down", parents=[run_dir], help="stop the lab")

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from ..targets_lock import lab_key, target_lock, url_key
-from . import EXIT_FAILURE, CliError, ldap_run, say
+from . import EXIT_CRITERIA_FAILED, EXIT_FAILURE, CliError, ldap_run, say
 from .options import (
     LAB_PROTECTED_PATH,
     accounts_from_args,
@@ -83,6 +83,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         help="load the target even while another authbench process loads it")
     output.add_argument("--metrics-port", type=int, help="serve Prometheus /metrics on this port during the run")
     output.add_argument("--metrics-host", default="127.0.0.1", help="address for /metrics (default 127.0.0.1)")
+    output.add_argument("--max-error-pct", type=float, metavar="PCT",
+                        help="exit 3 when more than PCT%% of the measured journeys failed: a pass/fail verdict "
+                        "for CI and Kubernetes Jobs (default: errors do not change the exit status)")
 
     dist = run.add_argument_group("distributed (a Locust master and workers)")
     role = dist.add_mutually_exclusive_group()
@@ -165,6 +168,8 @@ def prepare(args: argparse.Namespace) -> PreparedRun:
     plan, timeout, cell_limit = _plan_options(args)
     if (args.workers is not None and args.workers < 1) or args.expect_workers < 1:
         raise CliError("--workers and --expect-workers must be at least 1")
+    if args.max_error_pct is not None and not 0 <= args.max_error_pct <= 100:
+        raise CliError(f"--max-error-pct must be between 0 and 100, got {args.max_error_pct:g}")
     lab_defaults = None
     target, lab_ca = args.target, None
     if target.startswith(LAB_PREFIX):
@@ -239,7 +244,22 @@ def _load(args: argparse.Namespace, prepared: PreparedRun, run_dir: Path, worker
     headless.print_report(report, say)
     if args.new_connection:
         say(f"sockets in TIME_WAIT towards port {port} after the run: {time_wait_count(port)}")
-    return 0 if report.complete and not report.degraded else EXIT_FAILURE
+    if not report.complete or report.degraded:
+        return EXIT_FAILURE
+    return _criteria_verdict(report.summaries, args.max_error_pct)
+
+
+def _criteria_verdict(summaries: list, max_error_pct: float | None) -> int:
+    """0, or EXIT_CRITERIA_FAILED (said in one line) when the measured journeys failed too often."""
+    if max_error_pct is None:
+        return 0
+    tests = sum(summary.tests for _label, summary in summaries)
+    errors = sum(summary.errors for _label, summary in summaries)
+    pct = 100.0 * errors / tests if tests else 100.0
+    if pct <= max_error_pct:
+        return 0
+    say(f"FAILED: {pct:.2f}% of {tests:g} measured journeys failed, more than --max-error-pct {max_error_pct:g}")
+    return EXIT_CRITERIA_FAILED
 
 
 def _durations(args: argparse.Namespace, *names: str) -> list[float]:

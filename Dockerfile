@@ -1,0 +1,51 @@
+# authbench in a container: the default target runs `authbench` (a master, a worker, a headless run, the
+# web UI); the `lab` target adds the Debian servers of the embedded lab, so the lab can run in a pod.
+#   docker build -t authbench .                    # BASE_IMAGE defaults to the official Python image
+#   docker build --target lab -t authbench-lab .
+# Where no image registry is reachable, build a Debian base with python3, python3-venv and
+# ca-certificates (deploy/k8s/base-image.sh does it with mmdebstrap) and pass --build-arg BASE_IMAGE=...
+# The base must be Debian 12 (bookworm) with Python 3.11: the Debian package names below are bookworm's.
+ARG BASE_IMAGE=python:3.11-slim-bookworm
+
+# -- build: compile what has no wheel (python-ldap), build authbench's wheel, install both into a venv
+FROM ${BASE_IMAGE} AS build
+# PIP_CERT: the system bundle, so a CA added to the base (a TLS-inspecting proxy's) is trusted by pip too
+ENV DEBIAN_FRONTEND=noninteractive PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1 \
+    PIP_CERT=/etc/ssl/certs/ca-certificates.crt
+# Debian's own python3 (a Debian base) needs python3-dev for the headers; the official image has them.
+RUN headers=$(python3 -c 'import sys; print("python3-dev" if sys.prefix == "/usr" else "")') \
+    && apt-get update -q && apt-get install -y -q --no-install-recommends gcc libc6-dev libldap2-dev libsasl2-dev $headers \
+    && rm -rf /var/lib/apt/lists/*
+RUN python3 -m venv /opt/authbench && /opt/authbench/bin/pip install -q --upgrade "setuptools>=68" wheel
+# requirements.txt pins the versions the tests ran with; as constraints it adds no test tools
+COPY requirements.txt pyproject.toml /src/
+COPY lib /src/lib
+COPY deploy/lab /src/deploy/lab
+RUN /opt/authbench/bin/pip wheel -q --no-deps --no-build-isolation -w /src/dist /src \
+    && /opt/authbench/bin/pip install -q --constraint /src/requirements.txt /src/dist/authbench-*.whl \
+    && /opt/authbench/bin/authbench --version
+
+# -- app: the runtime, without compilers; a non-root user
+FROM ${BASE_IMAGE} AS app
+ENV DEBIAN_FRONTEND=noninteractive PATH=/opt/authbench/bin:$PATH PYTHONUNBUFFERED=1 HOME=/home/authbench
+RUN apt-get update -q && apt-get install -y -q --no-install-recommends libldap-2.5-0 libsasl2-2 \
+    && rm -rf /var/lib/apt/lists/* \
+    && useradd --uid 10001 --user-group --create-home --home-dir /home/authbench authbench \
+    && mkdir -p /results && chown authbench:authbench /results
+COPY --from=build /opt/authbench /opt/authbench
+USER 10001:10001
+WORKDIR /home/authbench
+ENTRYPOINT ["authbench"]
+CMD ["--help"]
+
+# -- lab: the app plus slapd, memcached, Redis and HAProxy (their packages' own services never start)
+FROM app AS lab
+USER root
+RUN printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d \
+    && apt-get update -q && apt-get install -y -q --no-install-recommends \
+        slapd ldap-utils memcached redis-server haproxy \
+    && rm -rf /var/lib/apt/lists/* /usr/sbin/policy-rc.d
+USER 10001:10001
+
+# -- the default target
+FROM app AS authbench

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Builds the Kubernetes tooling the chart's tests need, once, into a cache outside the clone
+# (no binary downloads are possible here: everything comes from the Go module proxy, PyPI and Debian).
+#   tools.sh static   helm, kubeconform and offline Kubernetes JSON schemas (for `make test`)
+#   tools.sh cluster  the above plus etcd, the Kubernetes binaries, CoreDNS, a pause binary and the
+#                     Debian packages a local cluster needs (for `make test-k8s`)
+# Every step is skipped when its result is already in the cache, so a warm run takes seconds.
+# Prints the cache's bin directory on its last line.
+set -euo pipefail
+
+MODE=${1:-static}
+CACHE=${AUTHBENCH_TOOLS_CACHE:-/opt/authbench-cache}
+HELM_VERSION=v3.22.0
+KUBECONFORM_VERSION=v0.8.0
+K8S_VERSION=1.37.2
+ETCD_VERSION=v3.7.0
+COREDNS_VERSION=v1.15.0
+SCHEMA_VERSION=1.37.0           # the Kubernetes API version the schemas describe
+KUBERNETES_VALIDATE_VERSION=1.37.0
+# The Kubernetes module's staging repositories: a wrapper module pins each to the matching v0.x release.
+K8S_STAGING=(api apiextensions-apiserver apimachinery apiserver cli-runtime client-go cloud-provider cluster-bootstrap
+  code-generator component-base component-helpers controller-manager cri-api cri-client cri-streaming csi-translation-lib
+  dynamic-resource-allocation endpointslice externaljwt kms kube-aggregator kube-controller-manager kube-proxy
+  kube-scheduler kubectl kubelet metrics mount-utils pod-security-admission sample-apiserver streaming)
+DEBIAN_PACKAGES=(docker.io containerd runc containernetworking-plugins iptables conntrack mmdebstrap)
+
+BIN=$CACHE/bin
+export GOPATH=$CACHE/go GOMODCACHE=$CACHE/go/pkg/mod GOCACHE=$CACHE/go-build GOFLAGS=-mod=mod CGO_ENABLED=0
+export PATH=/usr/local/go/bin:$PATH
+mkdir -p "$BIN" "$CACHE/src"
+say() { echo "authbench tools: $*" >&2; }
+gobuild() { nice -n 10 go build -trimpath "$@"; }
+
+if ! command -v go >/dev/null; then
+  say "no Go toolchain on PATH: install Go 1.26 (it builds helm and kubeconform from the Go module proxy)"; exit 2
+fi
+
+if [ ! -x "$BIN/helm" ]; then
+  say "building helm $HELM_VERSION (about 4 minutes, once)"
+  GOBIN=$BIN nice -n 10 go install -trimpath \
+    -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION" "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+fi
+if [ ! -x "$BIN/kubeconform" ]; then
+  say "building kubeconform $KUBECONFORM_VERSION"
+  GOBIN=$BIN nice -n 10 go install -trimpath -ldflags "-s -w" "github.com/yannh/kubeconform/cmd/kubeconform@$KUBECONFORM_VERSION"
+fi
+SCHEMAS=$CACHE/schemas/v$SCHEMA_VERSION-standalone-strict
+if [ ! -d "$SCHEMAS" ]; then
+  say "Kubernetes $SCHEMA_VERSION JSON schemas from kubernetes-validate (made self-contained)"
+  [ -x "$CACHE/venv/bin/python" ] || python3 -m venv "$CACHE/venv"
+  "$CACHE/venv/bin/pip" install -q --disable-pip-version-check "kubernetes-validate==$KUBERNETES_VALIDATE_VERSION"
+  "$CACHE/venv/bin/python" "$(dirname "$0")/standalone_schemas.py" "$CACHE/schemas" "$SCHEMA_VERSION"
+fi
+
+if [ "$MODE" = cluster ]; then
+  missing=()
+  for p in "${DEBIAN_PACKAGES[@]}"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p"); done
+  if [ ${#missing[@]} -gt 0 ]; then
+    say "installing Debian packages: ${missing[*]}"
+    [ "$(id -u)" -eq 0 ] || { say "run as root, or: sudo apt-get install ${missing[*]}"; exit 2; }
+    apt-get update -q >/dev/null
+    trap 'rm -f /usr/sbin/policy-rc.d' EXIT   # keep docker/containerd from starting as system services
+    printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+  if [ ! -x "$BIN/pause" ]; then
+    say "building the pod sandbox's pause binary"
+    mkdir -p "$CACHE/src/pause"; cp "$(dirname "$0")/pause/main.go" "$CACHE/src/pause/"
+    printf 'module pause\n\ngo 1.26\n' > "$CACHE/src/pause/go.mod"
+    (cd "$CACHE/src/pause" && gobuild -ldflags '-s -w' -o "$BIN/pause" .)
+  fi
+  if [ ! -x "$BIN/etcd" ]; then
+    say "building etcd $ETCD_VERSION"
+    mkdir -p "$CACHE/src/etcd"; cd "$CACHE/src/etcd"
+    printf 'module etcdbuild\n\ngo 1.26.0\n\nrequire go.etcd.io/etcd/server/v3 %s\n' "$ETCD_VERSION" > go.mod
+    gobuild -ldflags '-s -w' -o "$BIN/etcd" go.etcd.io/etcd/server/v3; cd - >/dev/null
+  fi
+  if [ ! -x "$BIN/kubelet" ] || [ ! -x "$BIN/kubectl" ]; then
+    say "building Kubernetes $K8S_VERSION (about 20 minutes cold, once)"
+    mkdir -p "$CACHE/src/k8s"; cd "$CACHE/src/k8s"
+    { printf 'module k8sbuild\n\ngo 1.26.0\n\nrequire k8s.io/kubernetes v%s\n\nreplace (\n' "$K8S_VERSION"
+      for m in "${K8S_STAGING[@]}"; do printf '\tk8s.io/%s => k8s.io/%s v0.%s\n' "$m" "$m" "${K8S_VERSION#1.}"; done
+      printf ')\n'; } > go.mod
+    ld="-s -w -X k8s.io/component-base/version.gitVersion=v$K8S_VERSION -X k8s.io/component-base/version.gitMajor=1"
+    ld="$ld -X k8s.io/component-base/version.gitMinor=$(echo "$K8S_VERSION" | cut -d. -f2)"
+    gobuild -ldflags "$ld" -o "$BIN/" k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
+      k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-proxy \
+      k8s.io/kubernetes/cmd/kubectl
+    cd - >/dev/null
+  fi
+  if [ ! -x "$BIN/coredns" ]; then
+    say "building CoreDNS $COREDNS_VERSION"
+    GOBIN=$BIN nice -n 10 go install -trimpath -ldflags '-s -w' "github.com/coredns/coredns@$COREDNS_VERSION"
+  fi
+fi
+echo "$BIN"

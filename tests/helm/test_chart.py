@@ -1,0 +1,163 @@
+"""The Helm chart, offline: `helm lint --strict`, `helm template` over a matrix of values, and every rendered
+object validated strictly against the Kubernetes API's JSON schemas (kubeconform, no network).
+
+helm, kubeconform and the schemas are built by `make setup` (deploy/k8s/tools.sh) into a cache outside the clone.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+CHART = ROOT / "helm" / "authbench"
+CACHE = Path(os.environ.get("AUTHBENCH_TOOLS_CACHE", "/opt/authbench-cache"))
+HELM, KUBECONFORM = CACHE / "bin" / "helm", CACHE / "bin" / "kubeconform"
+KUBERNETES_VERSION = "1.37.0"
+SCHEMAS = (f"{CACHE}/schemas/" "{{ .NormalizedKubernetesVersion }}-standalone{{ .StrictSuffix }}/"
+           "{{ .ResourceKind }}{{ .KindSuffix }}.json")
+TIMEOUT = 60
+RECOMMENDED_LABELS = ("app.kubernetes.io/name", "app.kubernetes.io/instance", "app.kubernetes.io/version",
+                      "app.kubernetes.io/component", "app.kubernetes.io/part-of", "app.kubernetes.io/managed-by")
+PASSWORD = "s3cret-do-not-leak"
+
+LAB = ["--set", "lab.enabled=true", "--set", "plan.patterns=2x5"]
+OWN_TARGET = ["--set", "target=https://sp.example.org/secure/", "--set", "accounts.existingSecret=my-accounts",
+              "--set-string", "caBundle.pem=-----BEGIN CERTIFICATE-----", "--set", "workers.count=5",
+              "--set-json", "plan.maxErrorPct=1.5"]
+MATRIX = {
+    "lab": LAB,
+    "own-target": OWN_TARGET,
+    "inline-accounts": ["--set", "target=https://sp.example.org/secure/",
+                        "--set", f"accounts.csv=user\\,password\nalice\\,{PASSWORD}\n"],
+    "template-accounts-no-volume": ["--set", "target=https://sp.example.org/secure/", "--set",
+                                    "accounts.template=user{000..099}", "--set", "results.persistence.enabled=false"],
+    "compare-lab": [*LAB, "--set", "mode=compare", "--set", "lab.backends={stateless,local}"],
+    "compare-targets": ["--set", "mode=compare", "--set", "accounts.template=u{0..9}",
+                        "--set", "compare.targets[0].name=a", "--set", "compare.targets[0].url=https://a/secure/",
+                        "--set", "compare.targets[0].lb=https://a", "--set", "compare.targets[0].nodes={https://n1,https://n2}"],
+    "web": ["--set", "mode=web", "--set", "web.auth.existingSecret=web-login", "--set", "web.ingress.enabled=true",
+            "--set", "web.ingress.tlsSecret=tls", "--set", "web.ingress.className=nginx"],
+}
+
+
+def tool(path: Path) -> str:
+    if not path.exists():
+        pytest.fail(f"{path} is missing: run 'make setup' (deploy/k8s/tools.sh builds it)")
+    return str(path)
+
+
+def helm(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([tool(HELM), *args], capture_output=True, text=True, timeout=TIMEOUT, check=False)
+
+
+def render(values: list[str]) -> tuple[str, list[dict]]:
+    result = helm("template", "bench", str(CHART), "--namespace", "load", *values)
+    assert result.returncode == 0, result.stderr
+    return result.stdout, [doc for doc in yaml.safe_load_all(result.stdout) if doc]
+
+
+def find(objects: list[dict], kind: str, suffix: str) -> dict:
+    (match,) = [o for o in objects if o["kind"] == kind and o["metadata"]["name"].endswith(suffix)]
+    return match
+
+
+def container_args(job: dict) -> list[str]:
+    return job["spec"]["template"]["spec"]["containers"][0]["args"]
+
+
+@pytest.mark.parametrize("case", sorted(MATRIX))
+def test_lint_strict(case):
+    result = helm("lint", "--strict", str(CHART), *MATRIX[case])
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("case", sorted(MATRIX))
+def test_every_object_is_valid_kubernetes_offline(case):
+    text, objects = render(MATRIX[case])
+    # no network namespace of its own unless unshare is there: the schemas are local files either way
+    prefix = ["unshare", "-n"] if shutil.which("unshare") and os.geteuid() == 0 else []
+    result = subprocess.run([*prefix, tool(KUBECONFORM), "-strict", "-summary", "-kubernetes-version",
+                             KUBERNETES_VERSION, "-schema-location", SCHEMAS, "-"], input=text, capture_output=True,
+                            text=True, timeout=TIMEOUT, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"Valid: {len(objects)}, Invalid: 0, Errors: 0, Skipped: 0" in result.stdout
+    for item in objects:
+        assert set(RECOMMENDED_LABELS) <= set(item["metadata"]["labels"]), item["metadata"]["name"]
+
+
+def test_master_job_runs_once_and_its_status_is_the_verdict():
+    _, objects = render(OWN_TARGET)
+    job = find(objects, "Job", "-master")
+    assert (job["spec"]["backoffLimit"], job["spec"]["activeDeadlineSeconds"]) == (0, 7200)
+    assert job["spec"]["ttlSecondsAfterFinished"] == 86400
+    assert job["spec"]["template"]["spec"]["restartPolicy"] == "Never"
+    args = container_args(job)
+    assert args[args.index("--expect-workers") + 1] == "5" and args[args.index("--max-error-pct") + 1] == "1.5"
+    assert args[args.index("--ca-bundle") + 1] == "/etc/authbench/ca/ca.crt"
+    script = job["spec"]["template"]["spec"]["containers"][0]["command"][2]
+    assert "exit $status" in script and "authbench report" in script
+    workers = find(objects, "Job", "-workers")
+    assert workers["spec"]["completions"] == workers["spec"]["parallelism"] == 5
+    worker_args = container_args(workers)
+    service = find(objects, "Service", "-master")
+    assert worker_args[worker_args.index("--master-host") + 1] == service["metadata"]["name"]
+    ports = {port["name"] for port in service["spec"]["ports"]}
+    assert ports == {"master", "metrics"}
+
+
+def test_lab_mode_points_the_load_at_the_lab_service():
+    _, objects = render(LAB)
+    lab_service = find(objects, "Service", "-lab")["metadata"]["name"]
+    args = container_args(find(objects, "Job", "-master"))
+    sp_port = 17000 + 400 + 3  # stateless is the lab's fourth cluster
+    assert args[args.index("--target") + 1] == f"https://{lab_service}:{sp_port}/secure/"
+    assert args[args.index("--ca-bundle") + 1] == "/etc/authbench/lab-ca/ca.crt"
+    assert args[args.index("--accounts-template") + 1] == "user{000..199}"
+    lab_args = find(objects, "Deployment", "-lab")["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert lab_args[lab_args.index("--public-host") + 1] == lab_service
+    assert {p["port"] for p in find(objects, "Service", "-lab")["spec"]["ports"]} == {17400, 17401, 17402, sp_port}
+    # the load pods see only the CA's certificate, never its key
+    volumes = find(objects, "Job", "-master")["spec"]["template"]["spec"]["volumes"]
+    assert [v["secret"]["items"] for v in volumes if v["name"] == "lab-ca"] == [[{"key": "ca.crt", "path": "ca.crt"}]]
+
+
+def test_passwords_live_only_in_a_secret():
+    _, objects = render(MATRIX["inline-accounts"])
+    holders = [o["kind"] for o in objects if PASSWORD in yaml.safe_dump(o)]
+    assert holders == ["Secret"]
+    assert find(objects, "Secret", "-accounts")["stringData"]["accounts.csv"].endswith(f"alice,{PASSWORD}\n")
+
+
+def test_compare_mode_takes_every_lab_cluster_and_no_workers():
+    _, objects = render(MATRIX["compare-lab"])
+    args = container_args(find(objects, "Job", "-master"))
+    assert args[0] == "compare"
+    assert [args[i + 1].split("=")[0] for i, a in enumerate(args) if a == "--target"] == ["stateless", "local"]
+    assert len([a for a in args if a == "--node"]) == 4
+    assert not [o for o in objects if o["metadata"]["name"].endswith("-workers")]
+
+
+def test_web_mode_needs_a_login_secret():
+    result = helm("template", "bench", str(CHART), "--set", "mode=web")
+    assert result.returncode != 0 and "web.auth.existingSecret" in result.stderr
+    _, objects = render(MATRIX["web"])
+    args = container_args(find(objects, "Deployment", "-web"))
+    assert "--web-login" in args and args[args.index("--web-auth-file") + 1] == "/etc/authbench/web-auth/auth"
+    assert find(objects, "Ingress", "-web")["spec"]["tls"][0]["secretName"] == "tls"
+
+
+@pytest.mark.parametrize(("values", "message"), [
+    (["--set", "workers.count=notanint"], "at '/workers/count': got string, want integer"),
+    (["--set", "plan.patterns=fast"], "at '/plan/patterns'"),
+    (["--set", "lab.backends={nosuch}"], "at '/lab/backends/0'"),
+    (["--set", "surprise=1"], "surprise"),
+])
+def test_schema_rejects_wrong_values(values, message):
+    result = helm("template", "bench", str(CHART), *LAB, *values)
+    assert result.returncode != 0 and message in result.stderr, result.stderr
