@@ -142,6 +142,8 @@ def test_peak_tps_on_a_known_timeline() -> None:
     summary = summarize(samples)
     assert summary.peak_tps == 5.0
     assert summary.duration_s == pytest.approx(2.6)
+    # 2.6 s holds only two whole intervals: Peak TPS is then a count, and the summary says so.
+    assert any(w.startswith("Peak TPS rests on fewer than 3 whole 1 s intervals") for w in summary.warnings)
 
 
 def test_distribution_boundaries() -> None:

@@ -29,6 +29,7 @@ HISTOGRAM_LOWEST_US = 1
 HISTOGRAM_HIGHEST_US = 3_600_000_000  # one hour; longer journeys are clamped to it (and a warning says so)
 HISTOGRAM_SIGNIFICANT_DIGITS = 3
 PEAK_INTERVAL_S = 1.0  # Grinder's default sample interval (grinder.console sample interval: 1000 ms)
+PEAK_MIN_INTERVALS = 3  # a measured phase shorter than this many intervals gets a warning on its Peak TPS
 PERCENTILES = {"median_ms": 50.0, "p90_ms": 90.0, "p99_ms": 99.0, "p999_ms": 99.9}
 DISTRIBUTION_BOUNDS_MS = (50.0, 300.0, 1000.0)  # OneSpan's buckets: <50, 50–300, 300–1000, ≥1000 ms
 DISTRIBUTION_LABELS = ("<50 ms", "<300 ms", "<1000 ms", ">=1000 ms")
@@ -252,6 +253,9 @@ def _warnings(s: Summary, clamped: int) -> list[str]:
             out.append(f"{label} rests on {n} samples (fewer than {needed}); treat it as a rough figure.")
     if s.duration_s <= 0:
         out.append("The measured phase has no length: TPS is reported as 0.")
+    elif s.duration_s < PEAK_MIN_INTERVALS * PEAK_INTERVAL_S:
+        out.append(f"Peak TPS rests on fewer than {PEAK_MIN_INTERVALS} whole {PEAK_INTERVAL_S:g} s intervals (the "
+                   f"measured phase lasted {s.duration_s:.1f} s): it counts journeys, it is not a rate.")
     if clamped:
         out.append(
             f"{clamped} journeys took longer than {HISTOGRAM_HIGHEST_US / 3.6e9:.0f} h; percentiles count them "
