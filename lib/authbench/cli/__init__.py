@@ -15,7 +15,7 @@ PROG = "authbench"
 DEBUG_ENV = "AUTHBENCH_DEBUG"  # set to 1 to get tracebacks instead of one-line errors
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = 130  # SIGINT; SIGTERM exits 143 (signals.Interrupted.exit_code)
 
 class CliError(Exception):
     def __init__(self, message: str, exit_code: int = EXIT_USAGE, details: Sequence[str] = ()) -> None:
@@ -57,6 +57,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[:1] and argv[0] in LOAD_COMMANDS:
         import locust  # noqa: F401  (monkey-patches with gevent; must precede any import of ssl)
     args = build_parser().parse_args(argv)
+    from ..signals import install
+
+    install()  # SIGTERM like Ctrl-C: cells closed, lab down, workers stopped, one line (signals.py)
     try:
         return args.handler(args)
     except CliError as exc:
@@ -69,9 +72,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # output piped into `head` and the like
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_FAILURE
-    except KeyboardInterrupt:
-        print(f"{PROG}: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+    except KeyboardInterrupt as exc:
+        from ..signals import Interrupted
+
+        interrupted = exc if isinstance(exc, Interrupted) else Interrupted()
+        print(f"{PROG}: {interrupted.describe()}", file=sys.stderr, flush=True)
+        return interrupted.exit_code
     except Exception as exc:
         if os.environ.get(DEBUG_ENV):
             raise

@@ -11,6 +11,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from . import EXIT_FAILURE, CliError, say
+from .guards import claim_run_folder
 from .options import accounts_from_args, lab_account_defaults, running_lab
 
 LDAP_SCHEMES = ("ldap://", "ldaps://")
@@ -82,15 +83,11 @@ def _settings(args: argparse.Namespace, timeout: float):
 def run(args: argparse.Namespace, plan, timeout: float, cell_limit: float) -> int:
     """The LDAP half of `authbench run`, after the plan is parsed."""
     from .. import headless
-    from ..results.recorder import results_dir
     from ..sockets import ports_running_low, time_wait_count
     from ..users.ldap import LDAPUser, preflight
 
     settings, account_source = _settings(args, timeout)
-    try:
-        run_dir = results_dir(Path(args.results), args.run_id)
-    except (OSError, ValueError) as exc:
-        raise CliError(f"cannot write results under {args.results!r}: {exc}") from None
+    run_dir, _lock = claim_run_folder(args, plan, settings.endpoint.url)  # held to the end of the run
     problem = preflight(settings)
     if problem:
         raise CliError(problem)
@@ -101,7 +98,8 @@ def run(args: argparse.Namespace, plan, timeout: float, cell_limit: float) -> in
     port = settings.endpoint.port
     extras = (lambda: {"time_wait_after": time_wait_count(port)}) if args.new_connection else None
     report = headless.execute(plan, LDAPUser, settings, config=config, results_base=run_dir.parent,
-                              run_id=run_dir.name, cell_time_limit=cell_limit, say=say, cell_extras=extras)
+                              run_id=run_dir.name, cell_time_limit=cell_limit, say=say, cell_extras=extras,
+                              resume=args.resume)
     headless.print_report(report, say)
     if args.new_connection:
         waiting = time_wait_count(port)

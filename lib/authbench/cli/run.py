@@ -6,11 +6,11 @@ import argparse
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from . import EXIT_FAILURE, CliError, ldap_run, say
+from .guards import check_ports, claim_run_folder
 from .options import (
     LAB_PROTECTED_PATH,
     accounts_from_args,
@@ -72,7 +72,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
     output = run.add_argument_group("results")
     output.add_argument("--results", default="results", help="results folder (default ./results)")
-    output.add_argument("--run-id", help="name of this run's folder (default: date, time and a random suffix)")
+    output.add_argument("--run-id", help="name of this run's folder (default: date, time and a random suffix); "
+                        "an existing one is refused unless --resume or --overwrite")
+    existing = output.add_mutually_exclusive_group()
+    existing.add_argument("--resume", action="store_true",
+                          help="continue the run folder --run-id: same target and plan, only its missing cells run")
+    existing.add_argument("--overwrite", action="store_true",
+                          help="move an existing --run-id folder aside (renamed .replaced-TIME) and start afresh")
     output.add_argument("--metrics-port", type=int, help="serve Prometheus /metrics on this port during the run")
     output.add_argument("--metrics-host", default="127.0.0.1", help="address for /metrics (default 127.0.0.1)")
 
@@ -137,16 +143,18 @@ class PreparedRun:
 
 def _plan_options(args: argparse.Namespace) -> tuple[Plan, float, float]:
     """(plan, per-request timeout, cell time limit): what every journey's run needs; CliError."""
-    from ..patterns import PlanError, parse_duration, parse_plan
+    from ..patterns import PlanError, check_cell_limit, parse_duration, parse_plan
 
     try:
         plan = parse_plan(args.pattern, args.warmup, args.repeat)
         timeout = parse_duration(args.timeout)
         cell_limit = parse_duration(args.cell_time_limit)
+        check_cell_limit(plan, cell_limit)
     except PlanError as exc:
         raise CliError(str(exc)) from None
     if timeout <= 0:
         raise CliError("--timeout must be more than 0")
+    check_ports(args, "metrics_port", "master_bind_port", "master_port")
     return plan, timeout, cell_limit
 
 
@@ -186,7 +194,6 @@ def _run(args: argparse.Namespace) -> int:
     from .. import headless
     from ..distributed import DistributedError
     from ..metrics import MetricsError
-    from ..results.recorder import results_dir
     from ..sockets import time_wait_count
     from ..users.saml import SAMLUser, preflight
 
@@ -197,10 +204,7 @@ def _run(args: argparse.Namespace) -> int:
     worker_wait, connect_wait, master_timeout = _durations(args, "worker_wait", "connect_timeout", "master_timeout")
     if args.worker:
         return _run_worker(args, settings, connect_wait, master_timeout)
-    try:
-        run_dir = results_dir(Path(args.results), args.run_id)  # fails now, not after the load, if unwritable
-    except (OSError, ValueError) as exc:
-        raise CliError(f"cannot write results under {args.results!r}: {exc}") from None
+    run_dir, _lock = claim_run_folder(args, plan, target)  # refused now, not after the load; held to the end
     problem = preflight(settings)  # before any warm-up: unreachable target, no login form, refused account
     if problem:
         raise CliError(problem)
@@ -210,7 +214,8 @@ def _run(args: argparse.Namespace) -> int:
     extras = (lambda: {"time_wait_after": time_wait_count(port)}) if args.new_connection else None
     run = functools.partial(headless.execute, plan, SAMLUser, settings, config=prepared.config,
                             results_base=run_dir.parent, run_id=run_dir.name, cell_time_limit=prepared.cell_time_limit,
-                            say=say, cell_extras=extras, metrics_port=args.metrics_port, metrics_host=args.metrics_host)
+                            resume=args.resume, say=say, cell_extras=extras, metrics_port=args.metrics_port,
+                            metrics_host=args.metrics_host)
     try:
         report = _run_master(args, run, SAMLUser, settings, worker_wait) if args.master or args.workers else run()
     except (DistributedError, MetricsError) as exc:
