@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import argparse
 import functools
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from ..results.folder import abandon
+from ..signals import note
 from . import EXIT_FAILURE, CliError, ldap_run, say
 from .guards import check_ports, claim_run_folder
 from .options import (
@@ -204,9 +207,10 @@ def _run(args: argparse.Namespace) -> int:
     worker_wait, connect_wait, master_timeout = _durations(args, "worker_wait", "connect_timeout", "master_timeout")
     if args.worker:
         return _run_worker(args, settings, connect_wait, master_timeout)
-    run_dir, _lock = claim_run_folder(args, plan, target)  # refused now, not after the load; held to the end
+    run_dir, lock = claim_run_folder(args, plan, target)  # refused now, not after the load; held to the end
     problem = preflight(settings)  # before any warm-up: unreachable target, no login form, refused account
     if problem:
+        abandon(run_dir, lock)
         raise CliError(problem)
     say(f"target {target}: reachable, login form found; plan {args.pattern}, warm-up {plan.warmup:g} s, "
         f"{plan.repeat} repetition(s)")
@@ -263,8 +267,10 @@ def _run_master(args: argparse.Namespace, run: Callable[..., Any], user_class: t
         coordinator.wait_for_workers(expect, worker_wait)
         return run(environment=environment)
     finally:
-        environment.runner.quit()
+        environment.runner.quit()  # tells the workers to quit now
         local.reap(processes)
+        note(sys.exc_info()[1], "workers told to stop" + (f"; {len(processes)} worker process(es) ended"
+                                                           if processes else ""))
 
 
 def _settings_argv(args: argparse.Namespace) -> list[str]:

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from ..names import safe_name
-from .lock import FolderLock
+from .lock import LOCK_FILE, FolderLock
 from .recorder import RUN_ID_TIME_FORMAT, results_dir
 
 NEW = "new"  # the folder must not exist
@@ -93,3 +93,12 @@ def resume_mismatch(path: Path, plan: dict, target: str) -> str | None:
         return (f"{path} was run with {stored_plan}, not {plan}; resume with the same --pattern, --warmup "
                 "and --repeat")
     return None
+
+
+def abandon(path: Path, lock: FolderLock) -> None:
+    """Give a claim up before anything was measured: a folder holding nothing but its lock goes."""
+    lock.release()
+    path = Path(path)
+    if {entry.name for entry in path.iterdir()} <= {LOCK_FILE}:
+        (path / LOCK_FILE).unlink(missing_ok=True)
+        path.rmdir()
