@@ -37,7 +37,7 @@ STORED_OPTIONS = ("backends", "target", "lb", "node", "pattern", "warmup", "repe
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     from authbench_lab import config as lab_config
 
-    from .lab import default_run_dir
+    from .lab import default_run_dir, folder_path
 
     parser = subparsers.add_parser("compare", help="compare clustering backends: cluster checks, then the matrix")
     where = parser.add_argument_group("what to compare")
@@ -63,7 +63,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     add_account_options(parser)
 
     lab = parser.add_argument_group("the lab (with --backends)")
-    lab.add_argument("--lab-dir", default=default_run_dir(), help="its run directory (a running lab there is used)")
+    lab.add_argument("--lab-dir", default=default_run_dir(), type=folder_path,
+                     help="its run directory (a running lab there is used)")
     lab.add_argument("--base-port", type=int, default=lab_config.DEFAULT_BASE_PORT)
     lab.add_argument("--users", type=int, default=lab_config.DEFAULT_USERS, help="LDAP accounts to seed")
     lab.add_argument("--keep-lab", action="store_true", help="leave a lab this command started running")

@@ -19,6 +19,13 @@ def default_run_dir() -> str:
     return os.environ.get(RUN_DIR_ENV) or config.DEFAULT_RUN_DIR
 
 
+def folder_path(text: str) -> str:
+    """argparse type of a folder option: an existing file there is refused before anything starts."""
+    if os.path.exists(text) and not os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is a file, not a folder; give a folder (it is created)")
+    return text
+
+
 def lab_call(function: Callable, *args, **kwargs):
     """Run a lab function, turning its errors into CLI errors (the lab package loads lazily)."""
     from authbench_lab.lab import LabError
@@ -157,7 +164,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     lab_parser = subparsers.add_parser("lab", help="the embedded IdP-cluster lab (system under test)")
     commands = lab_parser.add_subparsers(dest="lab_command", required=True, metavar="COMMAND")
     run_dir = argparse.ArgumentParser(add_help=False)
-    run_dir.add_argument("--run-dir", default=default_run_dir(),
+    run_dir.add_argument("--run-dir", default=default_run_dir(), type=folder_path,
                          help=f"lab files and state (default ${RUN_DIR_ENV} or {config.DEFAULT_RUN_DIR})")
 
     up = commands.add_parser("up", parents=[run_dir], help="start the lab (idempotent)")

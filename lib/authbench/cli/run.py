@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 LAB_PREFIX = "lab:"
 LAB_SSO_PATH = "/idp/profile/SAML2/Redirect/SSO"
 DEFAULT_MASTER_PORT = 5557  # Locust's
+MAX_ENTITY_ID = 1024  # SAML core 8.3.6: an entityID is a URI of at most 1024 characters
 LOGIN_FORMS = ("auto", "keycloak", "shibboleth", "simplesamlphp")  # users.saml.LOGIN_FORMS, without importing Locust
 
 
@@ -115,6 +116,10 @@ def add_sp_metadata_parser(subparsers: argparse._SubParsersAction) -> None:
 def _sp_metadata(args: argparse.Namespace) -> int:
     from ..journeys.virtual_sp import VirtualSP
 
+    entity_id = args.entity_id.strip()
+    if not entity_id or len(entity_id) > MAX_ENTITY_ID or any(c.isspace() or not c.isprintable() for c in entity_id):
+        raise CliError(f"--entity-id {args.entity_id!r}: give a URI of 1..{MAX_ENTITY_ID} characters without spaces")
+    check_url(args.acs, "--acs")
     say(VirtualSP("", entity_id=args.entity_id, acs_url=args.acs).sp_metadata().rstrip())
     return 0
 
