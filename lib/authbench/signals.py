@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import signal
 import sys
+import threading
 from collections.abc import Callable
 
 HANDLED = (signal.SIGINT, signal.SIGTERM)
@@ -41,10 +42,17 @@ def note(exc: BaseException, text: str) -> None:
         exc.notes.append(text)
 
 
-def install(warn: Callable[[str], None] | None = None) -> None:
-    """Route SIGINT and SIGTERM to `Interrupted` in the calling (main) greenlet or thread, once."""
+def install(warn: Callable[[str], None] | None = None) -> Callable[[], None]:
+    """Route SIGINT and SIGTERM to `Interrupted` in the calling (main) greenlet or thread.
+
+    Returns the function that puts the previous handlers back (cli.main calls it on the way out, so
+    a caller such as a test session gets its own Ctrl-C handling again).
+    """
+    if threading.current_thread() is not threading.main_thread():  # only the main thread gets signals
+        return lambda: None
     warn = warn or (lambda text: print(text, file=sys.stderr, flush=True))
     fired: list[int] = []
+    previous = {signum: signal.getsignal(signum) for signum in HANDLED}
 
     def first_or_warn(signum: int) -> bool:
         if fired:
@@ -53,13 +61,14 @@ def install(warn: Callable[[str], None] | None = None) -> None:
         fired.append(signum)
         return True
 
+    watchers: list = []
     if "gevent.monkey" in sys.modules and _patched():
         import gevent
         import greenlet
 
         main = greenlet.getcurrent()
-        for signum in HANDLED:
-            gevent.signal_handler(signum, _gevent_handler(main, signum, first_or_warn))
+        watchers = [gevent.signal_handler(signum, _gevent_handler(main, signum, first_or_warn))
+                    for signum in HANDLED]
     else:
         def handler(signum: int, frame: object) -> None:
             if first_or_warn(signum):
@@ -67,6 +76,14 @@ def install(warn: Callable[[str], None] | None = None) -> None:
 
         for signum in HANDLED:
             signal.signal(signum, handler)
+
+    def restore() -> None:
+        for watcher in watchers:
+            watcher.cancel()
+        for signum, old in previous.items():
+            signal.signal(signum, old if old is not None else signal.SIG_DFL)
+
+    return restore
 
 
 def _patched() -> bool:

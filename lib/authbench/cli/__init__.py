@@ -59,7 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from ..signals import install
 
-    install()  # SIGTERM like Ctrl-C: cells closed, lab down, workers stopped, one line (signals.py)
+    restore = install()  # SIGTERM like Ctrl-C: cells closed, lab down, workers stopped, one line (signals.py)
     try:
         return args.handler(args)
     except CliError as exc:
@@ -84,6 +84,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG}: error: unexpected {type(exc).__name__}: {_one_line(str(exc))} "
               f"(set {DEBUG_ENV}=1 for a traceback)", file=sys.stderr)
         return EXIT_FAILURE
+    finally:
+        restore()
 
 
 def _one_line(text: str) -> str:

@@ -82,7 +82,8 @@ def accounts_from_args(args: argparse.Namespace, lab_defaults: dict | None) -> t
                     raise CliError(f"cannot read --password-file {args.password_file!r}: "
                                    f"{getattr(exc, 'strerror', None) or exc}") from None
                 if not password:
-                    raise CliError(f"--password-file {args.password_file!r} is empty; put the password in it")
+                    raise CliError(f"--password-file {args.password_file!r} is empty: an empty password logs "
+                                   "nobody in; put the password in it")
             elif os.environ.get(PASSWORD_ENV):
                 password = os.environ[PASSWORD_ENV]
             else:
