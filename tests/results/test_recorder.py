@@ -58,7 +58,7 @@ def test_round_trip_with_header_and_awkward_text(tmp_path: Path) -> None:
     samples = [
         sample(0),
         sample(1, outcome=ERROR, reason='idp said "no", then 500', phase=WARMUP),
-        sample(2, outcome=ERROR, reason="line one\nline two", account="o'brien, pat"),
+        sample(2, outcome=ERROR, reason="line one\nline two", account="o'brien, pat", detail='ACS: 403 "x", y'),
         sample(3, pattern="", repetition=0, account=""),
         sample(4, worker="node1_5f3a"),
     ]
@@ -66,8 +66,8 @@ def test_round_trip_with_header_and_awkward_text(tmp_path: Path) -> None:
     lines = path.read_text().splitlines()
     assert lines[0] == ",".join(COLUMNS)
     assert lines[1] == ("1795264764.125000,2026-11-21T12:39:24.125Z,12.500,0,0,ok,,measured,10x200,1,user0000,"
-                        "https://sp.example/secure/,")
-    assert lines[-1].endswith(",https://sp.example/secure/,node1_5f3a")
+                        "https://sp.example/secure/,,")
+    assert lines[-1].endswith(",https://sp.example/secure/,node1_5f3a,")
     assert list(read_samples(path)) == samples
 
 

@@ -14,7 +14,15 @@ import re
 from urllib.parse import urlsplit
 
 from . import CliError, say
-from .options import PASSWORD_ENV, accounts_from_args, add_account_options, add_tls_options, check_url, tls_verify
+from .options import (
+    PASSWORD_ENV,
+    accounts_from_args,
+    add_account_options,
+    add_lab_dir_option,
+    add_tls_options,
+    check_url,
+    tls_verify,
+)
 
 PROBE_TIMEOUT_S = 5.0  # seconds the first GET to each URL may take before it counts as hanging
 
@@ -27,6 +35,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--node", action="append", default=[], metavar="URL",
                         help="a node's base URL, bypassing the balancer (repeat; two for Tests 2 and 3)")
     add_tls_options(parser)
+    add_lab_dir_option(parser)
     add_account_options(parser)
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.set_defaults(handler=_check_cluster)
@@ -60,14 +69,13 @@ def _reason(exc: Exception) -> str:
 
 def _check_cluster(args: argparse.Namespace) -> int:
     from ..cluster_checks import Account, Cluster, check_each_node, format_table, run_checks
-    from .lab import default_run_dir
     from .options import lab_account_defaults, lab_backend, lab_cluster, running_lab
 
     lab_defaults = None
     if args.target.startswith("lab:"):
         if args.lb or args.node:
             raise CliError("--lb and --node are for URL targets; a lab: target brings its own balancer and nodes")
-        config = running_lab(default_run_dir())
+        config = running_lab(args.lab_dir)
         cluster = lab_cluster(config, lab_backend(config, args.target[len("lab:"):]))
         cluster = Cluster(cluster.sp_url, cluster.lb_url, cluster.nodes, tls_verify(args, str(config.ca_cert)))
         lab_defaults = lab_account_defaults(config)

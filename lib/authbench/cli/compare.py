@@ -17,27 +17,31 @@ from typing import Any
 from . import EXIT_FAILURE, CliError, say
 from .guards import check_port
 from .options import (
+    DEFAULT_PASSWORD_RULE,
     accounts_from_args,
     add_account_options,
+    add_lab_dir_option,
+    add_success_options,
     add_tls_options,
     check_url,
     lab_account_defaults,
     lab_cluster,
+    success_rule,
     tls_verify,
 )
 
 CAMPAIGN_ID_HINT = "; give another --campaign-id, --resume it, or --overwrite to move it aside"
+CUSTOM_RULE = "password_rule_given"  # stored instead of the rule: a rule can be a password in all but name
 # The options that define a campaign: stored in campaign.json, taken from there by --resume.
 STORED_OPTIONS = ("backends", "target", "lb", "node", "pattern", "warmup", "repeat", "cell_time_limit",
-                  "account", "accounts_csv", "accounts_template", "password_rule", "order", "seed",
+                  "account", "accounts_csv", "accounts_template", "order", "seed",
                   "ca_bundle", "insecure", "lab_dir", "base_port", "users", "timeout", "prometheus",
-                  "prometheus_query")
+                  "prometheus_query", "expect", "expect_regex", "expect_status", "keep_failures")
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     from authbench_lab import config as lab_config
 
-    from .lab import default_run_dir, folder_path
 
     parser = subparsers.add_parser("compare", help="compare clustering backends: cluster checks, then the matrix")
     where = parser.add_argument_group("what to compare")
@@ -61,10 +65,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     plan.add_argument("--repeat", type=int, default=3, help="repetitions of each pattern (default 3)")
     plan.add_argument("--cell-time-limit", default="1h", help="a cell taking longer is cut short (default 1h)")
     add_account_options(parser)
+    add_success_options(parser.add_argument_group("what counts as logged in"))
 
     lab = parser.add_argument_group("the lab (with --backends)")
-    lab.add_argument("--lab-dir", default=default_run_dir(), type=folder_path,
-                     help="its run directory (a running lab there is used)")
+    add_lab_dir_option(lab)  # a lab running there is used
     lab.add_argument("--base-port", type=int, default=lab_config.DEFAULT_BASE_PORT)
     lab.add_argument("--users", type=int, default=lab_config.DEFAULT_USERS, help="LDAP accounts to seed")
     lab.add_argument("--keep-lab", action="store_true", help="leave a lab this command started running")
@@ -191,8 +195,8 @@ def _resumed(args: argparse.Namespace):
     try:
         campaign = Campaign.load(Path(args.resume))
         options = campaign.document["config"]["options"]
-        if not isinstance(options, dict) or set(options) - set(STORED_OPTIONS):
-            raise ValueError("its stored options are not this version's")
+        if not isinstance(options, dict):
+            raise TypeError("its stored options are not a mapping")
         campaign.lock()
     except FolderBusy as exc:
         raise CliError(f"--resume: {exc}") from None
@@ -200,7 +204,11 @@ def _resumed(args: argparse.Namespace):
         detail = f"missing {exc}" if isinstance(exc, KeyError) else str(exc)
         raise CliError(f"--resume: {args.resume}/campaign.json is not a campaign's ({detail})") from None
     for name, value in options.items():
-        setattr(args, name, value)
+        if name in STORED_OPTIONS:
+            setattr(args, name, value)
+    if options.get(CUSTOM_RULE) and args.password_rule == DEFAULT_PASSWORD_RULE:
+        raise CliError("this campaign's accounts used a --password-rule of yours, which is not stored: "
+                       "give it again with --resume")
     return campaign
 
 
@@ -242,7 +250,8 @@ def _create(args: argparse.Namespace, targets: list, plan: Any, lab_config: Any)
         "targets": {t.name: t.describe() for t in targets},
         "lab": None if lab_config is None else {"run_dir": str(lab_config.run_dir), "base_port": lab_config.base_port,
                                                 "stickiness": lab_config.stickiness, "users": lab_config.users},
-        "options": {name: getattr(args, name) for name in STORED_OPTIONS},
+        "options": {**{name: getattr(args, name) for name in STORED_OPTIONS},
+                    CUSTOM_RULE: args.password_rule != DEFAULT_PASSWORD_RULE},  # that a rule was given, not the rule
     }
     try:
         return Campaign.create(Path(args.results), args.campaign_id, config, versions(), machine(),
@@ -318,19 +327,23 @@ def _target_run(args, target, plan, lab_config, verify, timeout, cell_limit, pro
     from ..resources import GENERATOR, RESOURCES_FILE, ResourceSampler, lab_components
     from ..users.saml import SAMLSettings, SAMLUser, preflight
 
+    rule = success_rule(args)
     lab_defaults = lab_account_defaults(lab_config) if lab_config is not None else None
     picker, account_source = accounts_from_args(args, lab_defaults)
     settings = SAMLSettings.build(
         target=target.url, accounts=picker, verify=verify, timeout=timeout, login_form="auto", username_field=None,
         password_field=None, reuse_session=False, new_connection=False, virtual_sp=False, verify_signature=False,
-        idp_cert=None)
-    problem = preflight(settings)  # before any load: unreachable target, no login form, refused account
+        idp_cert=None, rule=rule)
+    check = preflight(settings)  # before any load: one whole login, every hop shown
+    for line in check.lines():
+        say(f"{target.name}: {line}")
+    problem = check.problem()
     if problem:
         raise CliError(f"{target.name}: {problem}")
     first = picker.pick()
     config = {"target": target.url, "sp": "target", "timeout_s": timeout, "accounts": account_source,
               "tls_verify": verify if isinstance(verify, bool) else f"CA bundle {verify}",
-              "login_form": settings.describe_fields()}
+              "login_form": settings.describe_fields(), "success_rule": rule.describe()}
 
     def run(runs_dir: Path, listen) -> bool:
         components = {GENERATOR: os.getpid()}
@@ -338,7 +351,7 @@ def _target_run(args, target, plan, lab_config, verify, timeout, cell_limit, pro
             from authbench_lab import lab
 
             components = lab_components(lab.read_state(lab_config.run_dir) or {}, target.name)
-        (runs_dir / target.name).mkdir(parents=True, exist_ok=True)
+        check.save(runs_dir / target.name)
         sampler = ResourceSampler(components, runs_dir / target.name / RESOURCES_FILE, prometheus=prometheus).start()
 
         def subscribe(context) -> None:
@@ -348,7 +361,8 @@ def _target_run(args, target, plan, lab_config, verify, timeout, cell_limit, pro
         try:
             report = headless.execute(plan, SAMLUser, settings, config=config, results_base=runs_dir,
                                       run_id=target.name, cell_time_limit=cell_limit, say=say, listen=subscribe,
-                                      cell_extras=lambda: {"resources": sampler.cell_summary()}, resume=True)
+                                      cell_extras=lambda: {"resources": sampler.cell_summary()}, resume=True,
+                                      keep_failures=args.keep_failures)
         finally:
             sampler.stop()
         return report.complete

@@ -15,8 +15,10 @@ if TYPE_CHECKING:
 
     from ..accounts import AccountPicker
     from ..cluster_checks import Cluster
+    from ..journeys.success import SuccessRule
 
 PASSWORD_ENV = "AUTHBENCH_PASSWORD"  # where a single account's password comes from by default
+DEFAULT_PASSWORD_RULE = "pw-{user}"  # the lab's, for --accounts-template
 LAB_PROTECTED_PATH = "/secure/"
 
 
@@ -30,7 +32,8 @@ def add_account_options(parser: argparse.ArgumentParser) -> argparse._ArgumentGr
     source.add_argument("--accounts-csv", help="CSV file of user,password")
     source.add_argument("--accounts-template", help="e.g. user{000..999}, with --password-rule")
     accounts.add_argument("--password-file", help="file holding the single account's password")
-    accounts.add_argument("--password-rule", default="pw-{user}", help="for templates (default pw-{user})")
+    accounts.add_argument("--password-rule", default=DEFAULT_PASSWORD_RULE,
+                          help=f"for templates (default {DEFAULT_PASSWORD_RULE}; never stored in results)")
     accounts.add_argument("--order", choices=ORDERS, default="sequential")
     accounts.add_argument("--seed", type=int, help="random order: repeatable with a seed")
     return accounts
@@ -108,6 +111,16 @@ def accounts_from_args(args: argparse.Namespace, lab_defaults: dict | None) -> t
 # -- the running lab ----------------------------------------------------------------------------------
 
 
+def add_lab_dir_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """--lab-dir, the one name of the lab's folder in every command (default $AUTHBENCH_LAB_DIR)."""
+    from authbench_lab import config
+
+    from .lab import RUN_DIR_ENV, default_run_dir, folder_path
+
+    parser.add_argument("--lab-dir", default=default_run_dir(), metavar="DIR", type=folder_path,
+                        help=f"the embedded lab's folder (default ${RUN_DIR_ENV} or {config.DEFAULT_RUN_DIR})")
+
+
 def running_lab(run_dir: str | Path) -> LabConfig:
     """The configuration of the lab running in `run_dir`, or a CliError saying how to start one."""
     from authbench_lab import lab
@@ -115,7 +128,9 @@ def running_lab(run_dir: str | Path) -> LabConfig:
 
     state = lab.read_state(run_dir)
     if not state or not any(row["healthy"] for row in lab.status(run_dir)):
-        raise CliError(f"no lab running in {os.path.abspath(run_dir)}; start it with 'authbench lab up'")
+        where = os.path.abspath(run_dir)
+        raise CliError(f"no lab running in {where}; start it with 'authbench lab up --lab-dir {where}', or point "
+                       "--lab-dir (or $AUTHBENCH_LAB_DIR) at the folder of the lab that runs")
     return LabConfig.from_dict(state["config"])
 
 
@@ -140,3 +155,30 @@ def lab_cluster(config: LabConfig, backend: str) -> Cluster:
     return Cluster(sp_url=config.sp_url(backend) + LAB_PROTECTED_PATH, lb_url=config.lb_url(backend),
                    nodes={"A": config.node_url(backend, "a"), "B": config.node_url(backend, "b")},
                    verify=str(config.ca_cert))
+
+
+# -- what counts as logged in, and what is kept of failures -------------------------------------------
+
+
+def add_success_options(group: argparse._ArgumentGroup) -> None:
+    from ..results.failures import DEFAULT_KEEP
+
+    group.add_argument("--expect", metavar="TEXT",
+                       help="text the SP's page after login must contain; {user} is the account's user name "
+                       "(default: any 2xx page of the SP that is not a login form and not the IdP's)")
+    group.add_argument("--expect-regex", metavar="REGEX", help="a regular expression that page must match")
+    group.add_argument("--expect-status", type=int, metavar="CODE", help="the HTTP status that page must have")
+    group.add_argument("--keep-failures", type=int, default=DEFAULT_KEEP, metavar="N",
+                       help=f"failing journeys kept per reason under results/<id>/failures/ (default {DEFAULT_KEEP})")
+
+
+def success_rule(args: argparse.Namespace) -> SuccessRule:
+    """The --expect options as a rule; CliError for a bad regular expression, status or --keep-failures."""
+    from ..journeys.success import SuccessRule
+
+    if args.keep_failures < 0:
+        raise CliError("--keep-failures must be 0 or more")
+    try:
+        return SuccessRule(args.expect or "", args.expect_regex or "", args.expect_status)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None

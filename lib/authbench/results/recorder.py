@@ -40,8 +40,9 @@ COLUMNS = (
     "account",
     "target",  # the run's target (URL or campaign target name): combined files stay separable
     "worker",  # the distributed worker that ran the journey ("" when local)
+    "detail",
 )
-OPTIONAL_COLUMNS = ("time", "target", "worker")  # files written before these existed still read
+OPTIONAL_COLUMNS = ("time", "target", "worker", "detail")  # older files lack these; they are read all the same
 RUN_ID_TIME_FORMAT = "%Y%m%d-%H%M%S"  # UTC, so ids sort in run order whatever the host's time zone
 RUN_ID_SUFFIX_BYTES = 2  # 4 hex digits: two runs started in the same second still get distinct ids
 RUN_ID_ATTEMPTS = 20
@@ -94,6 +95,7 @@ class Recorder:
                     sample.account,
                     self.target,
                     sample.worker,
+                    sample.detail,
                 )
             )
             self._file.flush()
@@ -248,6 +250,7 @@ def _parse(row: list[str], index: dict[str, int], path: Path, line: int) -> Samp
             repetition=int(row[index["repetition"]]),
             account=row[index["account"]],
             worker=row[index["worker"]] if "worker" in index else "",
+            detail=row[index["detail"]] if "detail" in index else "",
         )
     except (IndexError, ValueError) as e:
         raise ValueError(f"{path}:{line}: bad sample row {row!r}: {e}") from e

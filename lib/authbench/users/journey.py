@@ -18,15 +18,18 @@ from locust.exception import StopUser
 
 from ..events import RunEvents
 from ..phases import PhaseController
-from ..results.sample import ERROR, MEASURED, OK, Sample
+from ..results.failures import Evidence, FailureBudget, short_detail
+from ..results.sample import ERROR, MEASURED, OK, WARMUP, Sample
 
 
 @dataclass
 class JourneyOutcome:
     ok: bool
     reason: str = ""
-    detail: str = ""
+    detail: str = ""  # the page or answer that ended a failed journey
     account: str = ""
+    step: str = ""  # the step a failed journey stopped at
+    evidence: Evidence | None = None  # built only when the run's FailureBudget wants an example
 
 
 UNEXPECTED_ERROR = "unexpected error"  # the journey itself raised: a bug or an unforeseen answer
@@ -44,6 +47,7 @@ class RunContext:
     controller: PhaseController | None = None  # the current pattern × repetition; None under plain Locust
     events: RunEvents = field(default_factory=RunEvents)
     coordinator: Any = None  # distributed.master.Coordinator on a master
+    failures: FailureBudget = field(default_factory=FailureBudget)  # examples still wanted, per reason
     metrics: Any = None  # metrics.Metrics once /metrics is installed
 
 
@@ -58,6 +62,14 @@ class JourneyUser(User):
         controller = self.run_context.controller
         self.index = controller.join() if controller else id(self) % 1_000_000
         self.free_iteration = 0
+        self.journey_phase = MEASURED
+
+    @property
+    def in_step_stats(self) -> bool:
+        """False for a warm-up journey still running after the measured phase began: Locust's statistics were
+        reset then, and its requests would count there as measured ones."""
+        controller = self.run_context.controller
+        return not (self.journey_phase == WARMUP and controller is not None and controller.phase == MEASURED)
 
     def journey(self) -> JourneyOutcome:  # pragma: no cover - subclasses implement it
         raise NotImplementedError
@@ -73,6 +85,7 @@ class JourneyUser(User):
         else:
             phase, iteration = MEASURED, self.free_iteration
             self.free_iteration += 1
+        self.journey_phase = phase
         start = time.time()
         began = time.perf_counter()
         try:
@@ -80,19 +93,24 @@ class JourneyUser(User):
         except Exception as exc:  # a ticket taken is a test counted, whatever happens in the journey
             outcome = JourneyOutcome(False, UNEXPECTED_ERROR, f"{type(exc).__name__}: {exc}")
         elapsed_ms = (time.perf_counter() - began) * 1000
-        self.environment.events.request.fire(
-            request_type=self.request_type, name=self.journey_name, response_time=elapsed_ms, response_length=0,
-            exception=None if outcome.ok else JourneyFailed(outcome.reason), context={}, url=None,
-        )
+        if self.in_step_stats:
+            self.environment.events.request.fire(
+                request_type=self.request_type, name=self.journey_name, response_time=elapsed_ms, response_length=0,
+                exception=None if outcome.ok else JourneyFailed(outcome.reason), context={}, url=None,
+            )
         sample = Sample(
             start=start, duration_ms=elapsed_ms, user=self.index, iteration=iteration,
             outcome=OK if outcome.ok else ERROR, reason=outcome.reason, phase=phase,
             pattern=controller.pattern.label if controller else "",
             repetition=controller.repetition if controller else 0, account=outcome.account,
+            detail="" if outcome.ok else short_detail(outcome.step, outcome.detail),
         )
         if controller is not None:
             controller.record(sample)
-        self.run_context.events.sample.fire(sample=sample)
+        events = self.run_context.events
+        events.sample.fire(sample=sample)
+        if outcome.evidence is not None:
+            events.failure.fire(evidence=outcome.evidence)
 
 
 def for_plain_locust(add_options: Callable[[Any], None],

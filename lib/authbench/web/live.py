@@ -12,10 +12,12 @@ from typing import Any
 
 from ..events import RunEvents
 from ..patterns import Pattern, Plan
+from ..results.failures import Evidence, example_name
 from ..results.sample import MEASURED, OK, WARMUP, Sample
 from ..results.summary import Summary, average, summarize
 from ..results.table import run_label
 
+ETA_AFTER = 0.05  # share of the measured journeys done from which time left is extrapolated from the run itself
 TIMELINE_POINTS = 600  # seconds of the per-second chart kept (ten minutes)
 RUNNING_SUMMARY_EVERY_S = 1.0  # the running cell's row is recomputed at most this often (it reads all its samples)
 PER_USER_ROWS = 100  # users listed with their counts; a 10,000-user pattern would make every poll heavy
@@ -41,6 +43,7 @@ class LiveRun:
         self._summaries: dict[str, list[Summary]] = {}
         self.done = {WARMUP: 0, MEASURED: 0}
         self.reasons: dict[str, Counter[str]] = {WARMUP: Counter(), MEASURED: Counter()}
+        self.examples: dict[str, str] = {}  # reason → its first example's file under the run's failures/
         self._timeline: dict[int, list[float]] = {}  # epoch second -> [ok journeys ended, sum of their ms, errors]
 
     def attach(self, events: RunEvents) -> None:
@@ -48,6 +51,7 @@ class LiveRun:
         events.cell_start.add_listener(self.on_cell_start)
         events.measuring.add_listener(self.on_measuring)
         events.cell_stop.add_listener(self.on_cell_stop)
+        events.failure.add_listener(self.on_failure)
 
     def begin(self, run_id: str, target: str, plan: Plan) -> None:
         """A new run: forget the previous one."""
@@ -65,9 +69,11 @@ class LiveRun:
         self.cell_samples: list[Sample] = []  # measured only: the running cell's Grinder row
         self._running_summary: tuple[float, int, dict[str, Any] | None] = (0.0, 0, None)  # when, of how many, what
         self.per_user: dict[int, Counter[str]] = {}
+        self.warmup_ends = 0.0
 
     def on_cell_start(self, pattern: Pattern, repetition: int, warmup_s: float, **_: Any) -> None:
         self._reset_cell(pattern, repetition, WARMUP if warmup_s > 0 else MEASURED)
+        self.warmup_ends = time.time() + warmup_s
 
     def on_measuring(self, pattern: Pattern, repetition: int, **_: Any) -> None:
         self.phase = MEASURED
@@ -87,6 +93,9 @@ class LiveRun:
             point[2] += 1
         if len(self._timeline) > TIMELINE_POINTS:
             del self._timeline[min(self._timeline)]
+
+    def on_failure(self, evidence: Evidence, **_: Any) -> None:
+        self.examples.setdefault(evidence.reason, example_name(evidence.reason, 1))
 
     def on_cell_stop(self, cell: Any, **_: Any) -> None:
         summary = summarize(cell.samples)
@@ -124,13 +133,33 @@ class LiveRun:
                              for user, counts in sorted(self.per_user.items())[:PER_USER_ROWS]],
             },
             "journeys": {"measured": self.done[MEASURED], "warmup": self.done[WARMUP], "planned": planned},
+            "time": self._time(planned),
             "rows": rows, "running": running,
             "reasons": [{"reason": reason, "measured": self.reasons[MEASURED][reason],
-                         "warmup": self.reasons[WARMUP][reason]}
+                         "warmup": self.reasons[WARMUP][reason], "example": self.examples.get(reason)}
                         for reason in sorted(set(self.reasons[MEASURED]) | set(self.reasons[WARMUP]))],
             "timeline": [{"t": second, "ok": ok, "errors": errors, "mean_ms": total / ok if ok else None}
                          for second, (ok, total, errors) in sorted(self._timeline.items())],
         }
+
+    def _time(self, planned: int) -> dict[str, float | None]:
+        """Elapsed, an estimate of what is left (the dry-run estimator at first, then the run's own pace), and
+        the warm-up's countdown."""
+        from ..campaign import estimate_plan_s
+
+        if self.started is None or self.plan is None:
+            return {"elapsed_s": None, "left_s": None, "warmup_left_s": None}
+        now = self.finished if self.state != RUNNING and self.finished else time.time()
+        elapsed = now - self.started
+        share = self.done[MEASURED] / planned if planned else 0.0
+        if self.state != RUNNING:
+            left = 0.0
+        elif share >= ETA_AFTER:
+            left = elapsed * (1 - share) / share
+        else:
+            left = max(0.0, estimate_plan_s(self.plan) - elapsed)
+        warmup_left = max(0.0, self.warmup_ends - now) if self.phase == WARMUP else None
+        return {"elapsed_s": round(elapsed, 1), "left_s": round(left, 1), "warmup_left_s": warmup_left}
 
     def _running_row(self) -> dict[str, Any] | None:
         when, count, row = self._running_summary

@@ -48,6 +48,7 @@ function grinderRow(row) {
 function showRun(s) {
   $("state").textContent = s.state;
   $("state").className = `badge ${s.state}`;
+  $("logout").hidden = !s.login;
   const phase = s.current ? s.current.phase : "";
   $("phase").hidden = !phase;
   $("phase").textContent = phase === "warmup" ? "warm-up (not measured)" : "measured";
@@ -59,6 +60,12 @@ function showRun(s) {
                             `(cell ${s.current.cell} of ${s.plan.cells})`);
   $("where").textContent = where.join(" · ");
   $("message").textContent = s.message || "";
+  const t = s.time || {};
+  const clock = [];
+  if (t.elapsed_s != null) clock.push(`elapsed ${duration(t.elapsed_s)}`);
+  if (s.state === "running" && t.left_s != null) clock.push(`about ${duration(t.left_s)} left`);
+  if (t.warmup_left_s != null) clock.push(`warm-up ends in ${duration(t.warmup_left_s)}`);
+  $("clock").textContent = clock.join(" · ");
   const j = s.journeys;
   $("progress-bar").style.width = j.planned ? `${Math.min(100, 100 * j.measured / j.planned)}%` : "0";
   $("journeys").textContent = j.planned
@@ -75,11 +82,19 @@ function showRun(s) {
   const reasons = s.reasons.map((r) => {
     const tr = document.createElement("tr");
     cell(tr, r.reason); cell(tr, String(r.measured)); cell(tr, String(r.warmup));
+    const example = cell(tr, "");
+    if (r.example) {  // the first failing journey's trail, kept under results/<run>/failures/
+      const a = document.createElement("a");
+      a.href = `failures/${encodeURIComponent(s.run_id)}/${encodeURIComponent(r.example)}`;
+      a.textContent = r.example;
+      a.target = "_blank";
+      example.appendChild(a);
+    }
     return tr;
   });
   if (!reasons.length && s.plan) {
     reasons.push(document.createElement("tr"));
-    cell(reasons[0], "none so far", { colspan: "3", class: "none" });
+    cell(reasons[0], "none so far", { colspan: "4", class: "none" });
   }
   fill(document.querySelector("#reasons tbody"), reasons);
   const users = s.current ? s.current.per_user : [];
@@ -141,11 +156,26 @@ function drawChart(points) {
   g.fillText(`${span} s`, w - pad - 20, h - 8);
 }
 
+function duration(seconds) {
+  const s = Math.round(seconds), h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60);
+  return h ? `${h}h ${String(m).padStart(2, "0")}m` : m ? `${m}m ${String(s % 60).padStart(2, "0")}s` : `${s}s`;
+}
+
+async function postJSON(url, body) {
+  const response = await fetch(url, {
+    method: "POST", credentials: "same-origin",
+    headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
+  });
+  return response.json();
+}
+
 async function start(event) {
   event.preventDefault();
   const error = $("form-error");
   error.hidden = true;
   const form = Object.fromEntries(new FormData($("start-form")).entries());
+  const estimate = await postJSON("api/estimate", form).catch(() => ({ ok: false }));
+  if (estimate.ok && estimate.confirm && !window.confirm(`This plan takes about ${estimate.text}. Start it?`)) return;
   $("start").disabled = true;
   try {
     const response = await fetch("api/start", {
