@@ -120,6 +120,11 @@ class Campaign:
         if self._lock is None:
             self._lock = FolderLock(self.folder).acquire()
 
+    def release(self) -> None:
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+
     @classmethod
     def load(cls, folder: Path) -> Campaign:
         """An existing campaign, to resume; raises FileNotFoundError or ValueError with a readable message."""

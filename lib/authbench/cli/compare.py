@@ -197,9 +197,6 @@ def _resumed(args: argparse.Namespace):
         options = campaign.document["config"]["options"]
         if not isinstance(options, dict):
             raise TypeError("its stored options are not a mapping")
-        campaign.lock()
-    except FolderBusy as exc:
-        raise CliError(f"--resume: {exc}") from None
     except (OSError, ValueError, KeyError, TypeError) as exc:
         detail = f"missing {exc}" if isinstance(exc, KeyError) else str(exc)
         raise CliError(f"--resume: {args.resume}/campaign.json is not a campaign's ({detail})") from None
@@ -209,6 +206,10 @@ def _resumed(args: argparse.Namespace):
     if options.get(CUSTOM_RULE) and args.password_rule == DEFAULT_PASSWORD_RULE:
         raise CliError("this campaign's accounts used a --password-rule of yours, which is not stored: "
                        "give it again with --resume")
+    try:
+        campaign.lock()
+    except FolderBusy as exc:
+        raise CliError(f"--resume: {exc}") from None
     return campaign
 
 
@@ -289,7 +290,9 @@ def _execute(args, campaign, targets, plan, lab_config, start_lab, verify, timeo
             note(sys.exc_info()[1], "the lab this command started is down")
     campaign.finish()
     _print_comparison(campaign, [t.name for t in targets])
-    return 0 if _write_report(campaign) and ok else EXIT_FAILURE
+    written = _write_report(campaign)
+    campaign.release()
+    return 0 if written and ok else EXIT_FAILURE
 
 
 def _write_report(campaign) -> bool:

@@ -125,7 +125,7 @@ def _sp_metadata(args: argparse.Namespace) -> int:
     if not entity_id or len(entity_id) > MAX_ENTITY_ID or any(c.isspace() or not c.isprintable() for c in entity_id):
         raise CliError(f"--entity-id {args.entity_id!r}: give a URI of 1..{MAX_ENTITY_ID} characters without spaces")
     check_url(args.acs, "--acs")
-    say(VirtualSP("", entity_id=args.entity_id, acs_url=args.acs).sp_metadata().rstrip())
+    say(VirtualSP("", entity_id=entity_id, acs_url=args.acs).sp_metadata().rstrip())
     return 0
 
 

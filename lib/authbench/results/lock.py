@@ -45,6 +45,9 @@ class FolderLock:
             os.close(self._fd)  # closing drops the flock
             self._fd = None
 
+    def __del__(self) -> None:  # a claim dropped without release (an in-process caller) frees the folder
+        self.release()
+
     def __enter__(self) -> FolderLock:
         return self.acquire() if self._fd is None else self
 
