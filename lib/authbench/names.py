@@ -17,9 +17,13 @@ class UnsafeName(ValueError):
     """A name that cannot be a path component (a ValueError: callers turn those into one-line errors)."""
 
 
+def is_safe_name(name: object) -> bool:
+    return isinstance(name, str) and bool(_NAME.fullmatch(name)) and len(name) <= MAX_NAME_LENGTH
+
+
 def safe_name(name: str, what: str = "name") -> str:
     """`name` unchanged when it is a safe path component, else ValueError naming `what` and the rule."""
-    if not isinstance(name, str) or not _NAME.fullmatch(name) or len(name) > MAX_NAME_LENGTH:
+    if not is_safe_name(name):
         raise UnsafeName(f"{what} {name!r}: use letters, digits, '.', '_' and '-' only, starting with a letter "
                          f"or digit, at most {MAX_NAME_LENGTH} characters")
     return name
