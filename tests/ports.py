@@ -23,3 +23,7 @@ PYSAML2_UNSHARED = 27701 + SHIFT  # … and over the one that does not
 # Issue 15's slot (27900-27949): a `local`-only lab with --public-host. Its shared services sit at
 # base+1..30 = 27436-27465, between the session lab's stateless and local clusters; its cluster at 27935-27947.
 PUBLIC_HOST_LAB = 27435 + SHIFT
+# `compare` bringing up its own lab in the signal tests (tests/cli/test_signals.py): backend local only,
+# so it listens on base+1..30 (a gap of the session lab's plan) and base+500..512 = 27750-27762, this
+# helper's slot of 27700-27999.
+SIGNALS = 27250 + SHIFT

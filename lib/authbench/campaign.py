@@ -18,7 +18,9 @@ from typing import Any
 
 from .cluster_checks import Account, CheckResult, Cluster, run_checks
 from .patterns import Pattern, Plan
-from .results.recorder import CAMPAIGN_FILE, RUNS_DIR, SUMMARY_FILE, results_dir, write_json_atomic
+from .results.folder import NEW, OVERWRITE, claim
+from .results.lock import FolderLock
+from .results.recorder import CAMPAIGN_FILE, RUNS_DIR, SUMMARY_FILE, write_json_atomic
 
 # What --dry-run assumes; measured on the lab on 2 cores (docs/benchmarks.md: 70–90 logins/s at saturation).
 ESTIMATE_JOURNEY_S = 0.035  # one login when the target is not saturated
@@ -97,18 +99,31 @@ class Campaign:
     def __init__(self, folder: Path, document: dict[str, Any]) -> None:
         self.folder = Path(folder)
         self.document = document
+        self._lock: FolderLock | None = None  # held while this process writes the campaign
 
     @classmethod
     def create(cls, base: Path, campaign_id: str | None, config: dict[str, Any], versions: dict[str, Any],
-               machine: dict[str, Any]) -> Campaign:
-        folder = results_dir(base, campaign_id)
-        if (folder / CAMPAIGN_FILE).exists():
-            raise FileExistsError(f"{folder} already holds a campaign; continue it with --resume {folder}")
+               machine: dict[str, Any], *, overwrite: bool = False) -> Campaign:
+        """A new campaign folder, locked; an existing `campaign_id` is refused unless `overwrite` (moved aside)."""
+        hint = f"; continue it with --resume {Path(base) / campaign_id}" if campaign_id else ""
+        folder, lock = claim(base, campaign_id, what="campaign id", existing=OVERWRITE if overwrite else NEW,
+                             hint=hint)
         document = {"campaign_id": folder.name, "started": time.time(), "finished": None, "config": config,
                     "versions": versions, "machine": machine, "checks": {}, "cells": [], "errors": {}}
         campaign = cls(folder, document)
+        campaign._lock = lock
         campaign.save()
         return campaign
+
+    def lock(self) -> None:
+        """Refuse (FolderBusy) when another process is writing this campaign, e.g. a second --resume."""
+        if self._lock is None:
+            self._lock = FolderLock(self.folder).acquire()
+
+    def release(self) -> None:
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
 
     @classmethod
     def load(cls, folder: Path) -> Campaign:

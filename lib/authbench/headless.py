@@ -26,6 +26,7 @@ from .results.recorder import SAMPLES_FILE, SUMMARY_FILE, Recorder, keep_cells, 
 from .results.summary import Summary, averages_by_pattern, summarize
 from .results.table import format_runs, run_label
 from .runner import CellResult, create_environment, run_plan
+from .signals import Interrupted, note
 from .users.journey import JourneyUser, RunContext
 
 DEFAULT_CELL_TIME_LIMIT = 3600.0  # seconds one pattern × repetition may take before it is cut short
@@ -92,12 +93,13 @@ def execute(
     else:
         document = {
             "run_id": run_dir.name, "started": time.time(), "finished": None, "config": config,
-            "plan": {"patterns": [p.label for p in plan.patterns], "warmup_s": plan.warmup, "repeat": plan.repeat},
+            "plan": plan.record(),
             "versions": versions(), "machine": machine(), "cells": [], "averages": {},
         }
     summaries = [(run_label(c["pattern"], c["repetition"]), Summary.from_dict(c["summary"]))
                  for c in document["cells"]]
     cells: list[CellResult] = []
+    current: dict[str, Any] = {}  # the cell running now, for the record of an interruption
     keeper = FailureKeeper(run_dir, keep_failures)
 
     def failures() -> dict[str, Any]:
@@ -107,7 +109,7 @@ def execute(
                 totals[reason] = totals.get(reason, 0) + count
         return failures_section(totals, keeper.examples)
 
-    with Recorder(run_dir) as recorder:
+    with Recorder(run_dir, target=str(config.get("target", ""))) as recorder:
         recorder.write_summary(document)
 
         def cell_done(cell: CellResult) -> None:
@@ -132,7 +134,12 @@ def execute(
             environment.create_local_runner()
         environment.authbench.failures = FailureBudget(keep_failures)
         events = environment.authbench.events
+
+        def cell_start(pattern: Any, repetition: int, **_: Any) -> None:
+            current.update(pattern=pattern.label, repetition=repetition)
+
         events.sample.add_listener(recorder.record)
+        events.cell_start.add_listener(cell_start)
         events.cell_stop.add_listener(cell_done)
         events.failure.add_listener(keeper.keep_evidence)
         if listen is not None:
@@ -140,8 +147,13 @@ def execute(
         server = metrics.serve(environment, metrics_port, metrics_host) if metrics_port is not None else None
         try:
             run_plan(environment, plan, cell_time_limit=cell_time_limit)
+        except Interrupted as exc:
+            _record_interruption(document, current, cells, exc, run_dir)
+            recorder.write_summary(document)
+            raise
         finally:
             events.sample.remove_listener(recorder.record)  # a caller's environment may run again
+            events.cell_start.remove_listener(cell_start)
             events.cell_stop.remove_listener(cell_done)
             events.failure.remove_listener(keeper.keep_evidence)
             if server is not None:
@@ -155,6 +167,18 @@ def execute(
     return RunReport(run_dir, cells, summaries, document["failures"])
 
 
+def _record_interruption(document: dict[str, Any], current: dict[str, Any], cells: list[CellResult],
+                         exc: Interrupted, run_dir: Path) -> None:
+    """Mark the cell a signal cut off: its samples stay in samples.csv, it gets no summary entry."""
+    cell = None
+    if current and not any((c.pattern.label, c.repetition) == (current["pattern"], current["repetition"])
+                           for c in cells):
+        cell = dict(current)
+    document["interrupted"] = {"signal": exc.args[0], "at": time.time(), "cell": cell}
+    done = f"cell {run_label(cell['pattern'], cell['repetition'])} marked interrupted" if cell else "between cells"
+    note(exc, f"{done}, {len(cells)} cell(s) finished in this run; results in {run_dir}")
+
+
 def _resumed(run_dir: Path) -> dict[str, Any] | None:
     """The summary.json of a run folder to continue, or None for a fresh one."""
     try:
@@ -162,6 +186,7 @@ def _resumed(run_dir: Path) -> dict[str, Any] | None:
     except FileNotFoundError:
         return None
     document["finished"] = None
+    document.pop("interrupted", None)  # the cell it names runs again now
     return document
 
 

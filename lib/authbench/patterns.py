@@ -12,8 +12,10 @@ from dataclasses import dataclass
 MAX_USERS = 10_000
 MAX_RUNS = 10_000_000
 MAX_REPEAT = 100
-_PATTERN = re.compile(r"^(\d+)x(\d+)$")
-_DURATION = re.compile(r"^(\d+(?:\.\d+)?)(ms|s|m|h)?$")
+MAX_DURATION_S = 7 * 24 * 3600.0  # a week: longer is a typo (99999999999h), not a plan
+# ASCII digits only: \d would accept full-width and other scripts' digits, which look alike but are not.
+_PATTERN = re.compile(r"^([0-9]+)x([0-9]+)$")
+_DURATION = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(ms|s|m|h)?$")
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
 
 
@@ -47,6 +49,10 @@ class Plan:
         return [(pattern, rep) for pattern in self.patterns for rep in range(1, self.repeat + 1)
                 if (pattern.label, rep) not in self.skip]
 
+    def record(self) -> dict:
+        """The plan as summary.json holds it (and --resume compares it)."""
+        return {"patterns": [p.label for p in self.patterns], "warmup_s": self.warmup, "repeat": self.repeat}
+
 
 def parse_pattern(text: str) -> Pattern:
     match = _PATTERN.match(text.strip())
@@ -61,10 +67,18 @@ def parse_pattern(text: str) -> Pattern:
 
 
 def parse_patterns(text: str) -> tuple[Pattern, ...]:
+    """Each pattern once: a cell is named by pattern × repetition, so a second 2x400 would share the
+    first one's name in samples.csv, summary.json and --resume (use --repeat to measure one twice)."""
     items = [item for item in text.split(",") if item.strip()]
     if not items:
         raise PlanError("pattern list is empty; give USERSxRUNS[,USERSxRUNS…] (e.g. 2x1000,10x200)")
-    return tuple(parse_pattern(item) for item in items)
+    patterns = tuple(parse_pattern(item) for item in items)
+    labels = [p.label for p in patterns]
+    twice = sorted({label for label in labels if labels.count(label) > 1})
+    if twice:
+        raise PlanError(f"pattern {', '.join(twice)} is given more than once; list each pattern once "
+                        "and use --repeat to measure it again")
+    return patterns
 
 
 def parse_duration(text: str) -> float:
@@ -72,7 +86,19 @@ def parse_duration(text: str) -> float:
     match = _DURATION.match(text.strip().lower())
     if not match:
         raise PlanError(f"duration {text.strip()!r} is not a number with an optional unit ms, s, m or h")
-    return float(match[1]) * _UNITS[match[2]]
+    seconds = float(match[1]) * _UNITS[match[2]]
+    if seconds > MAX_DURATION_S:
+        raise PlanError(f"duration {text.strip()!r} is longer than a week; give at most {MAX_DURATION_S / 3600:g}h")
+    return seconds
+
+
+def check_cell_limit(plan: Plan, cell_time_limit: float) -> None:
+    """The limit bounds each cell's measured phase after its warm-up; a warm-up longer than it is a slip."""
+    if cell_time_limit <= 0:
+        raise PlanError("--cell-time-limit must be more than 0")
+    if plan.warmup > cell_time_limit:
+        raise PlanError(f"warm-up {plan.warmup:g} s is longer than the cell time limit {cell_time_limit:g} s; "
+                        "shorten --warmup or raise --cell-time-limit")
 
 
 def parse_plan(patterns: str, warmup: str = "0", repeat: int = 1) -> Plan:

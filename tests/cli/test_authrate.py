@@ -198,3 +198,30 @@ def test_warmup_is_left_out_of_the_figures(lab, capsys, workers):
     assert code == 0, err
     match = TOTAL.search(out)
     assert match and 1.2 <= float(match.group(2)) <= 1.8, out  # measured: the 1.5 s after the warm-up
+
+
+def test_password_on_the_command_line_is_warned_about(lab, capsys):
+    code, out, err = authrate(lab, "-D", USER, "-w", PASSWORD, "-m", "2", capsys=capsys)
+    assert code == 0 and "-w puts the password on the command line" in err and "-w:env" in err
+    assert PASSWORD not in out + err
+    os.environ["AUTHRATE_TEST_PW"] = PASSWORD
+    try:
+        code, _, err = authrate(lab, "-D", USER, "-w:env", "AUTHRATE_TEST_PW", "-m", "2", capsys=capsys)
+    finally:
+        del os.environ["AUTHRATE_TEST_PW"]
+    assert code == 0 and "warning" not in err
+
+
+def test_duration_holds_against_a_server_that_never_answers(capsys):
+    import socket
+
+    with socket.socket() as silent:  # accepts connections (the kernel does), never answers a bind
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(16)
+        began = time.monotonic()
+        main(["authrate", "-h", "127.0.0.1", "-p", str(silent.getsockname()[1]), "-D", USER, "-w:env", "PATH",
+              "-c", "2", "-d", "2"])  # the default --timeout is 30 s: an unbounded wait would take that long
+        elapsed = time.monotonic() - began
+    out = capsys.readouterr().out
+    assert elapsed < 15, elapsed  # bounded by -d plus a second's grace, not by the 30 s operation timeout
+    assert totals(out)[0] == 0  # nothing answered: no operation counted, no latency made up

@@ -121,7 +121,7 @@ def test_bad_input_gives_one_line_and_exit_2(lab, tmp_path, capsys):
         (compare(lab, "--backends", "memcached,hazelcast", "--dry-run"), "unknown backend 'hazelcast'"),
         (compare(lab, "--pattern", ",", "--dry-run"), "pattern list is empty"),
         (["compare", "--target", "mine=https://127.0.0.1:9/secure/", "--account", "u", "--password-file",
-          "/dev/null", "--results", str(tmp_path)], "https://127.0.0.1:9/secure/"),
+          str(tmp_path / "pw"), "--results", str(tmp_path)], "https://127.0.0.1:9/secure/"),
         (compare(lab, "--backends", "local", "--pattern", "1x1", "--results", str(tmp_path / "file" / "sub")),
          "cannot write the campaign"),
         (["compare", "--resume", str(tmp_path)], "not a campaign folder"),
@@ -134,6 +134,7 @@ def test_bad_input_gives_one_line_and_exit_2(lab, tmp_path, capsys):
          "--target 'ftp://x/' is not an http(s) URL"),
     ]
     (tmp_path / "file").write_text("a file where a folder should be")
+    (tmp_path / "pw").write_text("secret\n")
     for args, message in cases:
         code, err = _error(capsys, *args)
         assert code == 2 and len(err.splitlines()) == 1 and message in err, (args, err)

@@ -47,8 +47,8 @@ def sample(i: int, **changes: object) -> Sample:
     return Sample(**fields)  # type: ignore[arg-type]
 
 
-def write_rows(run_dir: Path, samples: list[Sample]) -> Path:
-    with Recorder(run_dir) as recorder:
+def write_rows(run_dir: Path, samples: list[Sample], target: str = "") -> Path:
+    with Recorder(run_dir, target) as recorder:
         for s in samples:
             recorder.record(s)
     return run_dir / SAMPLES_FILE
@@ -60,11 +60,14 @@ def test_round_trip_with_header_and_awkward_text(tmp_path: Path) -> None:
         sample(1, outcome=ERROR, reason='idp said "no", then 500', phase=WARMUP),
         sample(2, outcome=ERROR, reason="line one\nline two", account="o'brien, pat", detail='ACS: 403 "x", y'),
         sample(3, pattern="", repetition=0, account=""),
+        sample(4, worker="node1_5f3a"),
     ]
-    path = write_rows(tmp_path / "run", samples)
+    path = write_rows(tmp_path / "run", samples, target="https://sp.example/secure/")
     lines = path.read_text().splitlines()
     assert lines[0] == ",".join(COLUMNS)
-    assert lines[1] == "1795264764.125000,2026-11-21T12:39:24.125Z,12.500,0,0,ok,,measured,10x200,1,user0000,"
+    assert lines[1] == ("1795264764.125000,2026-11-21T12:39:24.125Z,12.500,0,0,ok,,measured,10x200,1,user0000,"
+                        "https://sp.example/secure/,,")
+    assert lines[-1].endswith(",https://sp.example/secure/,node1_5f3a,")
     assert list(read_samples(path)) == samples
 
 

@@ -21,7 +21,7 @@ __all__ = ["EXIT_CRITERIA_FAILED", "EXIT_FAILURE", "EXIT_INTERRUPTED", "EXIT_USA
 PROG = "authbench"
 DEBUG_ENV = "AUTHBENCH_DEBUG"  # set to 1 to get tracebacks instead of one-line errors
 EXIT_CRITERIA_FAILED = 3  # the run completed, but its measured journeys failed too often (--max-error-pct)
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = 130  # SIGINT; SIGTERM exits 143 (signals.Interrupted.exit_code)
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -68,6 +68,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if extra:  # said by the subcommand's parser, so the hint names its --help
         subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
         subparsers.choices[args.command].error(f"unrecognized arguments: {' '.join(extra)}")
+    from ..signals import install
+
+    restore = install()  # SIGTERM like Ctrl-C: cells closed, lab down, workers stopped, one line (signals.py)
     try:
         return args.handler(args)
     except CliError as exc:
@@ -80,15 +83,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # output piped into `head` and the like
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_FAILURE
-    except KeyboardInterrupt:
-        print(f"{PROG}: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+    except KeyboardInterrupt as exc:
+        from ..signals import Interrupted
+
+        interrupted = exc if isinstance(exc, Interrupted) else Interrupted()
+        print(f"{PROG}: {interrupted.describe()}", file=sys.stderr, flush=True)
+        return interrupted.exit_code
     except Exception as exc:
         if os.environ.get(DEBUG_ENV):
             raise
         print(f"{PROG}: error: unexpected {type(exc).__name__}: {_one_line(str(exc))} "
               f"(set {DEBUG_ENV}=1 for a traceback)", file=sys.stderr)
         return EXIT_FAILURE
+    finally:
+        restore()
 
 
 def _one_line(text: str) -> str:

@@ -187,6 +187,9 @@ def main(argv: Sequence[str]) -> int:
     from ..ldap.authrate import Table
 
     plan, limits, endpoint = prepared
+    if args.bindPassword is not None and not args.worker_slot:
+        print(f"{PROG}: warning: -w puts the password on the command line, where `ps` shows it; prefer "
+              "-w:env VARIABLE or -w:file FILE", file=sys.stderr, flush=True)
     if args.worker_slot:
         slot, count = (int(part) for part in args.worker_slot.split("/"))
         return workers.worker(plan, limits, endpoint, slot, count)

@@ -2,14 +2,15 @@
 
 Through the SP: `--target` is the SP's protected URL, `--lb` the balancer's base URL as the SP's
 redirects name it, and `--node` each node's own base URL. A check that fails is a finding, not an
-error of the command: the exit status is 0 whenever the checks ran, 2 when they could not.
+error of the command: the exit status is 0 whenever the checks ran, 2 when they could not (a URL
+that is unreachable, hangs or presents an untrusted certificate: "could not test", one line).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import socket
+import re
 from urllib.parse import urlsplit
 
 from . import CliError, say
@@ -23,7 +24,7 @@ from .options import (
     tls_verify,
 )
 
-CONNECT_TIMEOUT_S = 5.0
+PROBE_TIMEOUT_S = 5.0  # seconds the first GET to each URL may take before it counts as hanging
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -40,14 +41,30 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=_check_cluster)
 
 
-def _reachable(url: str, what: str) -> None:
+def _testable(url: str, what: str, verify: bool | str) -> None:
+    """One GET as the checks will make it (same TLS verification, bounded wait), else "could not test".
+
+    A target that hangs, or whose certificate is not trusted, is a setup problem to fix before the
+    checks can say anything about the cluster: exit 2 in one line, not a Test 1 ×.
+    """
+    import requests
+
     check_url(url, what)
-    parts = urlsplit(url)
-    port = parts.port or (443 if parts.scheme == "https" else 80)
     try:
-        socket.create_connection((parts.hostname, port), timeout=CONNECT_TIMEOUT_S).close()
-    except OSError as exc:
-        raise CliError(f"{what} {url} is unreachable ({exc.strerror or exc}); check the URL") from None
+        requests.get(url, verify=verify, timeout=PROBE_TIMEOUT_S, allow_redirects=False).close()
+    except requests.exceptions.SSLError as exc:
+        raise CliError(f"could not test: {what} {url}: TLS certificate not accepted ({_reason(exc)}); "
+                       "give --ca-bundle with its CA (or --insecure)") from None
+    except requests.exceptions.Timeout:
+        raise CliError(f"could not test: {what} {url} did not answer within {PROBE_TIMEOUT_S:g} s") from None
+    except requests.exceptions.RequestException as exc:
+        raise CliError(f"could not test: {what} {url} is unreachable ({_reason(exc)}); check the URL") from None
+
+
+def _reason(exc: Exception) -> str:
+    """The innermost cause of a requests error, e.g. "self-signed certificate in certificate chain"."""
+    text = re.sub(r"\s*\(_ssl\.c:\d+\)", "", str(exc.args[0] if exc.args else exc))
+    return text.rsplit(": ", 1)[-1].strip("')\" ") or type(exc).__name__
 
 
 def _check_cluster(args: argparse.Namespace) -> int:
@@ -56,6 +73,8 @@ def _check_cluster(args: argparse.Namespace) -> int:
 
     lab_defaults = None
     if args.target.startswith("lab:"):
+        if args.lb or args.node:
+            raise CliError("--lb and --node are for URL targets; a lab: target brings its own balancer and nodes")
         config = running_lab(args.lab_dir)
         cluster = lab_cluster(config, lab_backend(config, args.target[len("lab:"):]))
         cluster = Cluster(cluster.sp_url, cluster.lb_url, cluster.nodes, tls_verify(args, str(config.ca_cert)))
@@ -67,7 +86,7 @@ def _check_cluster(args: argparse.Namespace) -> int:
         cluster = Cluster(args.target, args.lb, nodes, tls_verify(args))
     for url, what in ((cluster.sp_url, "--target"), (cluster.lb_url, "--lb"),
                       *((url, f"--node {name}") for name, url in cluster.nodes.items())):
-        _reachable(url, what)
+        _testable(url, what, cluster.verify)
     if not (args.account or args.accounts_csv or args.accounts_template or lab_defaults):
         raise CliError(f"no account: give --account (password from ${PASSWORD_ENV} or --password-file)")
     first = accounts_from_args(args, lab_defaults)[0].pick()

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 from ..targets_lock import lab_key, target_lock, url_key
 from . import EXIT_FAILURE, CliError, say
+from .guards import check_port
 from .options import (
     DEFAULT_PASSWORD_RULE,
     accounts_from_args,
@@ -30,6 +32,7 @@ from .options import (
     tls_verify,
 )
 
+CAMPAIGN_ID_HINT = "; give another --campaign-id, --resume it, or --overwrite to move it aside"
 CUSTOM_RULE = "password_rule_given"  # stored instead of the rule: a rule can be a password in all but name
 # The options that define a campaign: stored in campaign.json, taken from there by --resume.
 STORED_OPTIONS = ("backends", "target", "lb", "node", "pattern", "warmup", "repeat", "cell_time_limit",
@@ -74,8 +77,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
     output = parser.add_argument_group("campaign")
     output.add_argument("--results", default="results", help="results folder (default ./results)")
-    output.add_argument("--campaign-id", help="name of the campaign's folder (default: date, time, suffix)")
-    output.add_argument("--resume", metavar="FOLDER", help="continue this campaign; its stored options apply")
+    output.add_argument("--campaign-id", help="name of the campaign's folder (default: date, time, suffix); "
+                        "an existing one is refused unless --overwrite")
+    existing = output.add_mutually_exclusive_group()
+    existing.add_argument("--resume", metavar="FOLDER", help="continue this campaign; its stored options apply")
+    existing.add_argument("--overwrite", action="store_true",
+                          help="move an existing --campaign-id folder aside (renamed .replaced-TIME) first")
     output.add_argument("--dry-run", action="store_true", help="print the plan and its estimated duration")
     output.add_argument("--force", action="store_true",
                         help="load the targets even while another authbench process loads them")
@@ -102,6 +109,7 @@ def _user_targets(args: argparse.Namespace) -> list:
             raise CliError(f"{option} names {', '.join(sorted(unknown))}, which no --target has")
     targets = []
     for name, (url, *more) in urls.items():
+        _safe(name, "--target name")
         if more:
             raise CliError(f"--target {name} is given twice")
         check_url(url, f"--target {name}")
@@ -122,7 +130,7 @@ def _lab_targets(args: argparse.Namespace) -> tuple[list, Any, bool]:
     from ..campaign import Target
     from .lab import lab_call
 
-    backends = lab_call(lab.parse_backends, args.backends or "all")
+    backends = lab_call(lab.parse_backends, "all" if args.backends is None else args.backends)
     state = lab.read_state(args.lab_dir)
     running = bool(state) and any(row["healthy"] for row in lab.status(args.lab_dir))
     if running:
@@ -139,27 +147,23 @@ def _lab_targets(args: argparse.Namespace) -> tuple[list, Any, bool]:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from ..campaign import Campaign, plan_lines
-    from ..patterns import PlanError, parse_duration, parse_plan
+    from ..campaign import plan_lines
+    from ..patterns import PlanError, check_cell_limit, parse_duration, parse_plan
 
     campaign = None
     if args.resume:
-        try:
-            campaign = Campaign.load(Path(args.resume))
-        except (OSError, ValueError) as exc:
-            raise CliError(f"--resume: {exc}") from None
-        options = campaign.document["config"]["options"]
-        for name, value in options.items():
-            if name in STORED_OPTIONS:
-                setattr(args, name, value)
-        if options.get(CUSTOM_RULE) and args.password_rule == DEFAULT_PASSWORD_RULE:
-            raise CliError("this campaign's accounts used a --password-rule of yours, which is not stored: "
-                           "give it again with --resume")
+        campaign = _resumed(args)
     try:
         plan = parse_plan(args.pattern, args.warmup, args.repeat)
         cell_limit, timeout = parse_duration(args.cell_time_limit), parse_duration(args.timeout)
+        check_cell_limit(plan, cell_limit)
     except PlanError as exc:
         raise CliError(str(exc)) from None
+    if timeout <= 0:
+        raise CliError("--timeout must be more than 0")
+    check_port(args.base_port, "--base-port")
+    if not campaign:
+        _check_campaign_id(args)
     prometheus = _prometheus(args)
     lab_config, start_lab = None, False
     if args.target:
@@ -176,6 +180,53 @@ def _compare(args: argparse.Namespace) -> int:
             say(line)
         return 0
     return _execute(args, campaign, targets, plan, lab_config, start_lab, verify, timeout, cell_limit, prometheus)
+
+
+def _safe(name: str, what: str) -> str:
+    from ..names import UnsafeName, safe_name
+
+    try:
+        return safe_name(name, what)
+    except UnsafeName as exc:
+        raise CliError(str(exc)) from None
+
+
+def _resumed(args: argparse.Namespace):
+    """The campaign to continue, locked, its stored options put into `args`; CliError when it cannot be."""
+    from ..campaign import Campaign
+    from ..results.lock import FolderBusy
+
+    try:
+        campaign = Campaign.load(Path(args.resume))
+        options = campaign.document["config"]["options"]
+        if not isinstance(options, dict):
+            raise TypeError("its stored options are not a mapping")
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        detail = f"missing {exc}" if isinstance(exc, KeyError) else str(exc)
+        raise CliError(f"--resume: {args.resume}/campaign.json is not a campaign's ({detail})") from None
+    for name, value in options.items():
+        if name in STORED_OPTIONS:
+            setattr(args, name, value)
+    if options.get(CUSTOM_RULE) and args.password_rule == DEFAULT_PASSWORD_RULE:
+        raise CliError("this campaign's accounts used a --password-rule of yours, which is not stored: "
+                       "give it again with --resume")
+    try:
+        campaign.lock()
+    except FolderBusy as exc:
+        raise CliError(f"--resume: {exc}") from None
+    return campaign
+
+
+def _check_campaign_id(args: argparse.Namespace) -> None:
+    from ..results.folder import NEW, OVERWRITE, check_name
+
+    if args.campaign_id is None:
+        return
+    try:
+        check_name(Path(args.results), args.campaign_id, what="--campaign-id",
+                   existing=OVERWRITE if args.overwrite else NEW, hint=CAMPAIGN_ID_HINT)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
 
 
 def _prometheus(args: argparse.Namespace):
@@ -208,7 +259,8 @@ def _create(args: argparse.Namespace, targets: list, plan: Any, lab_config: Any)
                     CUSTOM_RULE: args.password_rule != DEFAULT_PASSWORD_RULE},  # that a rule was given, not the rule
     }
     try:
-        return Campaign.create(Path(args.results), args.campaign_id, config, versions(), machine())
+        return Campaign.create(Path(args.results), args.campaign_id, config, versions(), machine(),
+                               overwrite=args.overwrite)
     except (OSError, ValueError) as exc:
         raise CliError(f"cannot write the campaign under {args.results!r}: {exc}") from None
 
@@ -227,12 +279,13 @@ def _execute_locked(args, campaign, targets, plan, lab_config, start_lab, verify
                     prometheus) -> int:
     from authbench_lab import lab
 
+    from ..signals import Interrupted, note
     from .lab import lab_call
 
-    if start_lab:
-        result = lab_call(lab.up, lab_config)
-        say(f"lab up with {', '.join(lab_config.backends)} in {result['seconds']:.1f} s")
     try:
+        if start_lab:
+            result = lab_call(lab.up, lab_config)
+            say(f"lab up with {', '.join(lab_config.backends)} in {result['seconds']:.1f} s")
         if lab_config is not None:
             verify = tls_verify(args, str(lab_config.ca_cert))
         items = [_target_run(args, target, plan, lab_config, verify, timeout, cell_limit, prometheus)
@@ -240,13 +293,21 @@ def _execute_locked(args, campaign, targets, plan, lab_config, start_lab, verify
         campaign = campaign or _create(args, targets, plan, lab_config)  # only once every target answered
         say(f"campaign {campaign.folder}")
         ok = _run_all(campaign, items, plan, targets)
+    except Interrupted as exc:
+        if campaign is not None:
+            campaign.sync_cells([t.name for t in targets])
+            note(exc, f"campaign {campaign.folder} kept; continue it with --resume {campaign.folder}")
+        raise
     finally:
         if start_lab and not args.keep_lab:
             lab.down(lab_config.run_dir)
             say("lab down")
+            note(sys.exc_info()[1], "the lab this command started is down")
     campaign.finish()
     _print_comparison(campaign, [t.name for t in targets])
-    return 0 if _write_report(campaign) and ok else EXIT_FAILURE
+    written = _write_report(campaign)
+    campaign.release()
+    return 0 if written and ok else EXIT_FAILURE
 
 
 def _write_report(campaign) -> bool:

@@ -20,6 +20,13 @@ def default_run_dir() -> str:
     return os.environ.get(RUN_DIR_ENV) or config.DEFAULT_RUN_DIR
 
 
+def folder_path(text: str) -> str:
+    """argparse type of a folder option: an existing file there is refused before anything starts."""
+    if os.path.exists(text) and not os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is a file, not a folder; give a folder (it is created)")
+    return text
+
+
 def lab_call(function: Callable, *args, **kwargs):
     """Run a lab function, turning its errors into CLI errors (the lab package loads lazily)."""
     from authbench_lab.lab import LabError
@@ -160,7 +167,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     commands = lab_parser.add_subparsers(dest="lab_command", required=True, metavar="COMMAND")
     run_dir = argparse.ArgumentParser(add_help=False)
     add_lab_dir_option(run_dir)
-    run_dir.add_argument("--run-dir", dest="lab_dir", help=argparse.SUPPRESS)  # its name before --lab-dir
+    run_dir.add_argument("--run-dir", dest="lab_dir", type=folder_path, help=argparse.SUPPRESS)  # before --lab-dir
 
     up = commands.add_parser("up", parents=[run_dir], help="start the lab (idempotent)")
     up.add_argument("--backend", default="all",

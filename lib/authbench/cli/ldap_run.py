@@ -10,8 +10,10 @@ import argparse
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from ..results.folder import abandon
 from . import EXIT_FAILURE, CliError, say
-from .options import accounts_from_args, lab_account_defaults, running_lab
+from .guards import claim_run_folder
+from .options import accounts_from_args, check_url_port, lab_account_defaults, running_lab
 
 LDAP_SCHEMES = ("ldap://", "ldaps://")
 LAB_TARGETS = ("lab:ldap", "lab:ldaps")
@@ -52,6 +54,7 @@ def _settings(args: argparse.Namespace, timeout: float):
     parts = urlsplit(url)
     if not parts.hostname:
         raise CliError(f"--target {args.target!r} is not an ldap(s)://host:port URL")
+    check_url_port(url, "--target")
     if args.start_tls and url.startswith("ldaps"):
         raise CliError("--start-tls is for ldap:// targets; ldaps:// is TLS already")
     ca_file = args.ca_bundle or ca
@@ -71,8 +74,10 @@ def _settings(args: argparse.Namespace, timeout: float):
         if args.search_as:
             try:
                 identity = (args.search_as, Path(args.search_password_file).read_text().rstrip("\n"))
-            except OSError as exc:
-                raise CliError(f"cannot read --search-password-file: {exc.strerror}") from None
+            except (OSError, UnicodeDecodeError) as exc:
+                raise CliError(f"cannot read --search-password-file: {getattr(exc, 'strerror', None) or exc}") from None
+            if not identity[1]:
+                raise CliError(f"--search-password-file {args.search_password_file!r} is empty")
         search = LDAPSearch(args.search_base, SCOPE_CODES[args.search_scope], args.search_filter, identity)
     return LDAPSettings(endpoint, picker, bind_dn or "", search, args.new_connection), account_source
 
@@ -80,26 +85,25 @@ def _settings(args: argparse.Namespace, timeout: float):
 def run(args: argparse.Namespace, plan, timeout: float, cell_limit: float) -> int:
     """The LDAP half of `authbench run`, after the plan is parsed."""
     from .. import headless
-    from ..results.recorder import results_dir
     from ..sockets import ports_running_low, time_wait_count
     from ..users.ldap import LDAPUser, preflight
 
     settings, account_source = _settings(args, timeout)
-    try:
-        run_dir = results_dir(Path(args.results), args.run_id)
-    except (OSError, ValueError) as exc:
-        raise CliError(f"cannot write results under {args.results!r}: {exc}") from None
+    run_dir, lock = claim_run_folder(args, plan, settings.endpoint.url)  # held to the end of the run
     problem = preflight(settings)
     if problem:
+        abandon(run_dir, lock)
         raise CliError(problem)
     config = {"target": settings.endpoint.url, "journey": "ldap-bind", "ldap": settings.describe(),
               "timeout_s": timeout, "accounts": account_source}
-    say(f"target {settings.endpoint.url}: bind ok; plan {args.pattern}, warm-up {plan.warmup:g} s, "
+    say(f"target {settings.endpoint.url}: test {settings.describe()['mode']} ok; plan {args.pattern}, "
+        f"warm-up {plan.warmup:g} s, "
         f"{plan.repeat} repetition(s)")
     port = settings.endpoint.port
     extras = (lambda: {"time_wait_after": time_wait_count(port)}) if args.new_connection else None
     report = headless.execute(plan, LDAPUser, settings, config=config, results_base=run_dir.parent,
-                              run_id=run_dir.name, cell_time_limit=cell_limit, say=say, cell_extras=extras)
+                              run_id=run_dir.name, cell_time_limit=cell_limit, say=say, cell_extras=extras,
+                              resume=args.resume)
     headless.print_report(report, say)
     if args.new_connection:
         waiting = time_wait_count(port)

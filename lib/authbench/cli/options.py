@@ -49,6 +49,17 @@ def check_url(url: str, what: str) -> None:
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise CliError(f"{what} {url!r} is not an http(s) URL")
+    check_url_port(url, what)
+
+
+def check_url_port(url: str, what: str) -> None:
+    """urlsplit checks a port only when asked, and lets 0 through."""
+    try:
+        port = urlsplit(url).port
+    except ValueError:
+        port = 0
+    if port == 0:
+        raise CliError(f"{what} {url!r}: its port is not 1..65535")
 
 
 def tls_verify(args: argparse.Namespace, lab_ca: str | None = None) -> bool | str:
@@ -70,12 +81,16 @@ def accounts_from_args(args: argparse.Namespace, lab_defaults: dict | None) -> t
             if args.password_file:
                 try:
                     password = Path(args.password_file).read_text().rstrip("\n")
-                except OSError as exc:
-                    raise CliError(f"cannot read --password-file {args.password_file!r}: {exc.strerror}") from None
-            elif os.environ.get(PASSWORD_ENV) is not None:
+                except (OSError, UnicodeDecodeError) as exc:
+                    raise CliError(f"cannot read --password-file {args.password_file!r}: "
+                                   f"{getattr(exc, 'strerror', None) or exc}") from None
+                if not password:
+                    raise CliError(f"--password-file {args.password_file!r} is empty: an empty password logs "
+                                   "nobody in; put the password in it")
+            elif os.environ.get(PASSWORD_ENV):
                 password = os.environ[PASSWORD_ENV]
             else:
-                raise CliError(f"--account needs a password: set ${PASSWORD_ENV} or give --password-file")
+                raise CliError(f"--account needs a password: set ${PASSWORD_ENV} (not empty) or give --password-file")
             accounts, source = [Account(args.account, password)], {"type": "one account", "user": args.account}
         elif args.accounts_csv:
             accounts = from_csv(args.accounts_csv)
@@ -100,9 +115,9 @@ def add_lab_dir_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup
     """--lab-dir, the one name of the lab's folder in every command (default $AUTHBENCH_LAB_DIR)."""
     from authbench_lab import config
 
-    from .lab import RUN_DIR_ENV, default_run_dir
+    from .lab import RUN_DIR_ENV, default_run_dir, folder_path
 
-    parser.add_argument("--lab-dir", default=default_run_dir(), metavar="DIR",
+    parser.add_argument("--lab-dir", default=default_run_dir(), metavar="DIR", type=folder_path,
                         help=f"the embedded lab's folder (default ${RUN_DIR_ENV} or {config.DEFAULT_RUN_DIR})")
 
 

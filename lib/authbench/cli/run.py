@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import argparse
 import functools
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from ..targets_lock import lab_key, target_lock, url_key
+from ..results.folder import abandon
+from ..signals import note
+from ..targets_lock import TargetBusy, lab_key, target_lock, url_key
 from . import EXIT_CRITERIA_FAILED, EXIT_FAILURE, CliError, ldap_run, say
+from .guards import check_ports, claim_run_folder
 from .options import (
     LAB_PROTECTED_PATH,
     accounts_from_args,
@@ -34,6 +38,7 @@ if TYPE_CHECKING:
 LAB_PREFIX = "lab:"
 LAB_SSO_PATH = "/idp/profile/SAML2/Redirect/SSO"
 DEFAULT_MASTER_PORT = 5557  # Locust's
+MAX_ENTITY_ID = 1024  # SAML core 8.3.6: an entityID is a URI of at most 1024 characters
 LOGIN_FORMS = ("auto", "keycloak", "shibboleth", "simplesamlphp")  # users.saml.LOGIN_FORMS, without importing Locust
 
 
@@ -78,7 +83,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
     output = run.add_argument_group("results")
     output.add_argument("--results", default="results", help="results folder (default ./results)")
-    output.add_argument("--run-id", help="name of this run's folder (default: date, time and a random suffix)")
+    output.add_argument("--run-id", help="name of this run's folder (default: date, time and a random suffix); "
+                        "an existing one is refused unless --resume or --overwrite")
+    existing = output.add_mutually_exclusive_group()
+    existing.add_argument("--resume", action="store_true",
+                          help="continue the run folder --run-id: same target and plan, only its missing cells run")
+    existing.add_argument("--overwrite", action="store_true",
+                          help="move an existing --run-id folder aside (renamed .replaced-TIME) and start afresh")
     output.add_argument("--force", action="store_true",
                         help="load the target even while another authbench process loads it")
     output.add_argument("--metrics-port", type=int, help="serve Prometheus /metrics on this port during the run")
@@ -117,7 +128,11 @@ def add_sp_metadata_parser(subparsers: argparse._SubParsersAction) -> None:
 def _sp_metadata(args: argparse.Namespace) -> int:
     from ..journeys.virtual_sp import VirtualSP
 
-    say(VirtualSP("", entity_id=args.entity_id, acs_url=args.acs).sp_metadata().rstrip())
+    entity_id = args.entity_id.strip()
+    if not entity_id or len(entity_id) > MAX_ENTITY_ID or any(c.isspace() or not c.isprintable() for c in entity_id):
+        raise CliError(f"--entity-id {args.entity_id!r}: give a URI of 1..{MAX_ENTITY_ID} characters without spaces")
+    check_url(args.acs, "--acs")
+    say(VirtualSP("", entity_id=entity_id, acs_url=args.acs).sp_metadata().rstrip())
     return 0
 
 
@@ -148,16 +163,18 @@ class PreparedRun:
 
 def _plan_options(args: argparse.Namespace) -> tuple[Plan, float, float]:
     """(plan, per-request timeout, cell time limit): what every journey's run needs; CliError."""
-    from ..patterns import PlanError, parse_duration, parse_plan
+    from ..patterns import PlanError, check_cell_limit, parse_duration, parse_plan
 
     try:
         plan = parse_plan(args.pattern, args.warmup, args.repeat)
         timeout = parse_duration(args.timeout)
         cell_limit = parse_duration(args.cell_time_limit)
+        check_cell_limit(plan, cell_limit)
     except PlanError as exc:
         raise CliError(str(exc)) from None
     if timeout <= 0:
         raise CliError("--timeout must be more than 0")
+    check_ports(args, "metrics_port", "master_bind_port", "master_port")
     return plan, timeout, cell_limit
 
 
@@ -199,23 +216,22 @@ def prepare(args: argparse.Namespace) -> PreparedRun:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ..results.recorder import results_dir
-
     if ldap_run.wants(args.target):  # LDAP binds in the same patterns (one process)
         return ldap_run.run(args, *_plan_options(args))
     prepared = prepare(args)
     worker_wait, connect_wait, master_timeout = _durations(args, "worker_wait", "connect_timeout", "master_timeout")
     if args.worker:
         return _run_worker(args, prepared.settings, connect_wait, master_timeout)
+    run_dir, lock = claim_run_folder(args, prepared.plan, prepared.target)  # refused now, not after the load
     try:
-        run_dir = results_dir(Path(args.results), args.run_id)  # fails now, not after the load, if unwritable
-    except (OSError, ValueError) as exc:
-        raise CliError(f"cannot write results under {args.results!r}: {exc}") from None
-    with target_lock(prepared.load_key, f"authbench run (results {run_dir})", force=args.force):
-        return _load(args, prepared, run_dir, worker_wait)
+        with target_lock(prepared.load_key, f"authbench run (results {run_dir})", force=args.force):
+            return _load(args, prepared, run_dir, lock, worker_wait)
+    except TargetBusy:
+        abandon(run_dir, lock)
+        raise
 
 
-def _load(args: argparse.Namespace, prepared: PreparedRun, run_dir: Path, worker_wait: float) -> int:
+def _load(args: argparse.Namespace, prepared: PreparedRun, run_dir: Path, lock: Any, worker_wait: float) -> int:
     """The preflight login, then the plan (locally, or as a master with workers); the exit code."""
     from .. import headless
     from ..distributed import DistributedError
@@ -229,14 +245,15 @@ def _load(args: argparse.Namespace, prepared: PreparedRun, run_dir: Path, worker
         say(line)
     problem = check.problem(check.save(run_dir))
     if problem:
+        abandon(run_dir, lock)
         raise CliError(problem)
     say(f"plan {args.pattern}, warm-up {plan.warmup:g} s, {plan.repeat} repetition(s); results in {run_dir}")
     port = urlsplit(target).port or (443 if target.startswith("https") else 80)
     extras = (lambda: {"time_wait_after": time_wait_count(port)}) if args.new_connection else None
     run = functools.partial(headless.execute, plan, SAMLUser, settings, config=prepared.config,
                             results_base=run_dir.parent, run_id=run_dir.name, cell_time_limit=prepared.cell_time_limit,
-                            say=say, cell_extras=extras, metrics_port=args.metrics_port, metrics_host=args.metrics_host,
-                            keep_failures=prepared.keep_failures)
+                            resume=args.resume, say=say, cell_extras=extras, metrics_port=args.metrics_port,
+                            metrics_host=args.metrics_host, keep_failures=prepared.keep_failures)
     try:
         report = _run_master(args, run, SAMLUser, settings, worker_wait) if args.master or args.workers else run()
     except (DistributedError, MetricsError) as exc:
@@ -299,8 +316,10 @@ def _run_master(args: argparse.Namespace, run: Callable[..., Any], user_class: t
         coordinator.wait_for_workers(expect, worker_wait)
         return run(environment=environment)
     finally:
-        environment.runner.quit()
+        environment.runner.quit()  # tells the workers to quit now
         local.reap(processes)
+        note(sys.exc_info()[1], "workers told to stop" + (f"; {len(processes)} worker process(es) ended"
+                                                           if processes else ""))
 
 
 def _settings_argv(args: argparse.Namespace) -> list[str]:

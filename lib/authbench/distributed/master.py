@@ -62,7 +62,7 @@ class CellTracker:
         if worker in self.lost or worker not in self.assignment:
             return
         for row in data["samples"]:
-            sample = protocol.row_sample(row, self.pattern.label, self.repetition)
+            sample = protocol.row_sample(row, self.pattern.label, self.repetition, worker)
             if sample.phase == MEASURED:
                 self.measured.append(sample)
                 self.counts[sample.user] = self.counts.get(sample.user, 0) + 1

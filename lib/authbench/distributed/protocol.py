@@ -29,8 +29,8 @@ def sample_row(sample: Sample) -> Row:
             sample.phase, sample.account, sample.detail]
 
 
-def row_sample(row: Row, pattern: str, repetition: int) -> Sample:
+def row_sample(row: Row, pattern: str, repetition: int, worker: str = "") -> Sample:
     start, duration_ms, user, iteration, outcome, reason, phase, account, detail = row
     return Sample(start=float(start), duration_ms=float(duration_ms), user=int(user), iteration=int(iteration),
                   outcome=str(outcome), reason=str(reason), phase=str(phase), pattern=pattern,
-                  repetition=int(repetition), account=str(account), detail=str(detail))
+                  repetition=int(repetition), account=str(account), detail=str(detail), worker=worker)

@@ -22,6 +22,7 @@ from .ratetable import Counts, Row, format_row, header, row
 from .templates import Arguments, Template
 
 UNBOUNDED_LIMIT_S = 3600.0  # neither -d nor -m: the run still ends by itself
+STOP_GRACE_S = 1.0  # seconds past the deadline an operation in flight may take before it is abandoned
 CONNECT_BACKOFF_S = 0.01  # after a refused connection, so a stopped server is not spun against
 INVALID_SUFFIX = "-not-the-password"  # -I: what turns a good password into a wrong one
 
@@ -200,7 +201,10 @@ class Run:
     def execute(self) -> Outcome:
         reporter = gevent.spawn(self.reporter)
         workers = [gevent.spawn(self.worker) for _ in range(self.limits.connections)]
-        gevent.joinall(workers, raise_error=True)
+        # An operation still waiting at the deadline (a server that never answers) does not hold the run up.
+        gevent.joinall(workers, timeout=max(0.0, self.deadline - time.perf_counter()) + STOP_GRACE_S,
+                       raise_error=True)
+        gevent.killall(workers, block=True)
         reporter.kill()
         now = time.perf_counter()
         last = self.measure_from + self.limits.interval_s * self.emitted

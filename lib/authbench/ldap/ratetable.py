@@ -24,16 +24,22 @@ def new_histogram() -> HdrHistogram:
 
 @dataclass
 class Counts:
-    """Operations, errors and summed response time over a stretch of the run."""
+    """Operations, errors and the response times of the successful ones over a stretch of the run.
+
+    A failed operation counts in ops and errors only: a refused connection answers in microseconds,
+    a hung one at the timeout, and either would make the latency figures describe the failure.
+    """
 
     ops: int = 0
     errors: int = 0
-    total_ms: float = 0.0
-    histogram: HdrHistogram = field(default_factory=new_histogram)
+    total_ms: float = 0.0  # successful operations only
+    histogram: HdrHistogram = field(default_factory=new_histogram)  # successful operations only
 
     def add(self, elapsed_ms: float, ok: bool) -> None:
         self.ops += 1
-        self.errors += 0 if ok else 1
+        if not ok:
+            self.errors += 1
+            return
         self.total_ms += elapsed_ms
         self.histogram.record_value(min(max(int(elapsed_ms * 1000), LOWEST_US), HIGHEST_US))
 
@@ -44,10 +50,10 @@ class Counts:
         self.histogram.add(other.histogram)
 
     def mean_ms(self) -> float:
-        return self.total_ms / self.ops if self.ops else 0.0
+        return self.total_ms / (self.ops - self.errors) if self.ops > self.errors else 0.0
 
     def percentile_ms(self, percentile: float) -> float:
-        return self.histogram.get_value_at_percentile(percentile) / 1000 if self.ops else 0.0
+        return self.histogram.get_value_at_percentile(percentile) / 1000 if self.ops > self.errors else 0.0
 
 
 @dataclass

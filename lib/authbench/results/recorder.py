@@ -10,7 +10,6 @@ from __future__ import annotations
 import csv
 import json
 import os
-import re
 import secrets
 import tempfile
 import threading
@@ -19,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from authbench.names import safe_name
 from authbench.results.sample import Sample
 
 SAMPLES_FILE = "samples.csv"
@@ -38,13 +38,14 @@ COLUMNS = (
     "pattern",
     "repetition",
     "account",
+    "target",  # the run's target (URL or campaign target name): combined files stay separable
+    "worker",  # the distributed worker that ran the journey ("" when local)
     "detail",
 )
-OPTIONAL_COLUMNS = ("time", "detail")  # older files lack these; they are read all the same
+OPTIONAL_COLUMNS = ("time", "target", "worker", "detail")  # older files lack these; they are read all the same
 RUN_ID_TIME_FORMAT = "%Y%m%d-%H%M%S"  # UTC, so ids sort in run order whatever the host's time zone
 RUN_ID_SUFFIX_BYTES = 2  # 4 hex digits: two runs started in the same second still get distinct ids
 RUN_ID_ATTEMPTS = 20
-RUN_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")  # one path component, nothing hidden or relative
 _ISO_SECOND_FORMAT = "%Y-%m-%dT%H:%M:%S"
 _SCAN_BLOCK = 64 * 1024
 
@@ -56,8 +57,9 @@ class Recorder:
     appends to it, after cutting off a partial last line a killed writer may have left.
     """
 
-    def __init__(self, run_dir: Path) -> None:
+    def __init__(self, run_dir: Path, target: str = "") -> None:
         self.run_dir = Path(run_dir)
+        self.target = target
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.samples_path = self.run_dir / SAMPLES_FILE
         self.summary_path = self.run_dir / SUMMARY_FILE
@@ -91,6 +93,8 @@ class Recorder:
                     sample.pattern,
                     sample.repetition,
                     sample.account,
+                    self.target,
+                    sample.worker,
                     sample.detail,
                 )
             )
@@ -205,9 +209,7 @@ def results_dir(base: Path, run_id: str | None = None) -> Path:
     base = Path(base)
     base.mkdir(parents=True, exist_ok=True)
     if run_id is not None:
-        if not RUN_ID_PATTERN.fullmatch(run_id):
-            raise ValueError(f"run id {run_id!r}: use letters, digits, '.', '_' and '-' only")
-        path = base / run_id
+        path = base / safe_name(run_id, "run id")
         path.mkdir(exist_ok=True)
         return path
     for _ in range(RUN_ID_ATTEMPTS):
@@ -247,6 +249,7 @@ def _parse(row: list[str], index: dict[str, int], path: Path, line: int) -> Samp
             pattern=row[index["pattern"]],
             repetition=int(row[index["repetition"]]),
             account=row[index["account"]],
+            worker=row[index["worker"]] if "worker" in index else "",
             detail=row[index["detail"]] if "detail" in index else "",
         )
     except (IndexError, ValueError) as e:

@@ -11,12 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..accounts import AccountPicker
-from ..ldap.client import CONNECT_ERROR, TIMEOUT, Connection, Endpoint, LdapFailure
+from ..ldap.client import Connection, Endpoint, LdapFailure
 from .journey import JourneyOutcome, JourneyUser
 
 USER_FIELD = "{user}"  # where the account's name goes in the DN template and the search filter
 EMPTY_PASSWORD = "empty password"  # RFC 4513 5.1.2: an unauthenticated bind, which servers answer with success
-PREFLIGHT_FATAL = (CONNECT_ERROR, TIMEOUT, "invalidCredentials (49)", EMPTY_PASSWORD)
 
 
 @dataclass(frozen=True)
@@ -60,15 +59,21 @@ def authenticate(settings: LDAPSettings, conn: Connection, searcher: Connection,
 
 
 def preflight(settings: LDAPSettings) -> str | None:
-    """One authentication before any load: why the run cannot start, or None."""
+    """One journey exactly as the run does it (search, then bind) before any load: why it fails, or None.
+
+    Any failure stops the run: a bad search base or filter fails every journey the same way
+    (noSuchObject, filterError), so measuring them would only measure the mistake.
+    """
     account = settings.accounts.pick()
     conn, searcher = Connection(settings.endpoint), Connection(settings.endpoint)
     try:
         authenticate(settings, conn, searcher if settings.search and settings.search.identity else conn,
                      account.username, account.password)
     except LdapFailure as failure:
-        if failure.reason in PREFLIGHT_FATAL:
-            return f"{settings.endpoint.url}: {failure.reason} for account {account.username!r} ({failure.detail})"
+        how = "search-then-bind" if settings.search else "bind"
+        hint = "; check --search-base, --search-filter and --search-scope" if settings.search else ""
+        return (f"{settings.endpoint.url}: the test {how} for account {account.username!r} failed: "
+                f"{failure.reason} ({failure.detail}){hint}")
     finally:
         conn.close()
         searcher.close()

@@ -17,8 +17,8 @@ from urllib.parse import urlsplit
 from flask import Response, jsonify, redirect, request, send_file, send_from_directory
 
 from ..errors import CliError
+from ..names import is_safe_name
 from ..results.failures import FAILURES_DIR
-from ..results.recorder import RUN_ID_PATTERN
 from . import guard as guards
 from . import runs
 from .campaign import campaign_view, report_path
@@ -205,7 +205,7 @@ def install(environment, results: Path, prepare: Callable[[dict[str, str]], Any]
     def failure_example(run_id: str, name: str) -> tuple[Response, int] | Response:
         """A kept failure's trail or page, always as plain text: a foreign SP's page never runs here."""
         folder = results / run_id / FAILURES_DIR
-        if not (RUN_ID_PATTERN.fullmatch(run_id) and RUN_ID_PATTERN.fullmatch(name) and (folder / name).is_file()):
+        if not (is_safe_name(run_id) and is_safe_name(name) and (folder / name).is_file()):
             return jsonify({"ok": False, "message": f"no failure example {run_id}/{name}"}), 404
         response = send_from_directory(folder, name, mimetype="text/plain")
         response.headers["X-Content-Type-Options"] = "nosniff"

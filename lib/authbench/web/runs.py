@@ -14,7 +14,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..results.recorder import CAMPAIGN_FILE, RUN_ID_PATTERN, SAMPLES_FILE, SUMMARY_FILE
+from ..names import is_safe_name
+from ..results.recorder import CAMPAIGN_FILE, SAMPLES_FILE, SUMMARY_FILE
 from .campaign import read_json
 
 RUNNING_QUIET_S = 15.0  # an unfinished run whose samples.csv has not changed for this long was interrupted
@@ -27,7 +28,7 @@ def list_runs(results: Path, now: float | None = None) -> list[dict[str, Any]]:
     now = time.time() if now is None else now
     rows = []
     try:
-        folders = [path for path in Path(results).iterdir() if path.is_dir() and RUN_ID_PATTERN.fullmatch(path.name)]
+        folders = [path for path in Path(results).iterdir() if path.is_dir() and is_safe_name(path.name)]
     except OSError:
         return []
     for folder in folders:
@@ -70,7 +71,7 @@ def _campaign_row(folder: Path) -> dict[str, Any] | None:
 
 def run_folder(results: Path, run_id: str) -> Path | None:
     """The folder of a listed run or campaign, or None for a name that is not one (never outside `results`)."""
-    if not RUN_ID_PATTERN.fullmatch(run_id):
+    if not is_safe_name(run_id):
         return None
     folder = Path(results) / run_id
     return folder if (folder / SUMMARY_FILE).is_file() or (folder / CAMPAIGN_FILE).is_file() else None

@@ -1,0 +1,55 @@
+"""One writer per results folder: an exclusive lock held while a run or campaign writes into it.
+
+`flock` on `<folder>/.lock`: the kernel drops it when the process ends however it ends (kill -9
+included), so a stale lock never blocks a later `--resume`. The file holds the writer's pid, for the
+message a second writer gets.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from pathlib import Path
+
+LOCK_FILE = ".lock"
+
+
+class FolderBusy(ValueError):
+    """Another process is writing into the folder."""
+
+
+class FolderLock:
+    """Held from `acquire` to `release` (or the process's end)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = Path(folder)
+        self._fd: int | None = None
+
+    def acquire(self) -> FolderLock:
+        """Take the lock now or raise FolderBusy; never waits (a second writer is a mistake, not a queue)."""
+        fd = os.open(self.folder / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
+            os.close(fd)
+            raise FolderBusy(f"{self.folder} is being written by another authbench process (pid {holder}); "
+                             "wait for it to end or choose another id") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self._fd = fd
+        return self
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # closing drops the flock
+            self._fd = None
+
+    def __del__(self) -> None:  # a claim dropped without release (an in-process caller) frees the folder
+        self.release()
+
+    def __enter__(self) -> FolderLock:
+        return self.acquire() if self._fd is None else self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()

@@ -1,0 +1,115 @@
+"""Bad input and setup faults, one table: what was given, the exit status, what the one line says.
+
+Each row is a case an operator met (issue 13): nothing is measured, nothing half-written is left, no
+traceback. Placeholders in braces are filled from the session lab and a scratch folder (see `scene`).
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import pytest
+import test_run
+
+from authbench.cli import main
+from authbench_lab import slapd
+from authbench_lab.config import LDAP_IDP_DN, LDAP_PEOPLE
+
+lab_env = test_run.lab_env  # the SAML run tests' fixture: AUTHBENCH_LAB_DIR is the session lab
+URL = "https://127.0.0.1:9/secure/"  # never contacted: every row fails before the first request
+RUN = ["run", "--target", URL, "--account", "u", "--results", "{tmp}/res"]
+SEARCH = ["run", "--target", "lab:ldap", "--search-as", LDAP_IDP_DN, "--search-password-file", "{idp_pw}",
+          "--results", "{tmp}/res"]
+COMPARE = ["compare", "--lab-dir", "{lab}", "--results", "{tmp}/res", "--dry-run"]
+CHECK = ["check-cluster", "--account", "user001", "--lb", "{lb}", "--node", "{node}"]
+
+TABLE = [
+    # -- a results folder is written by one run, once
+    ([*RUN, "--run-id", "taken"], 2, "res/taken exists already (written by an earlier run); give another --run-id"),
+    ([*RUN, "--run-id", "../../etc"], 2, "--run-id '../../etc': use letters, digits"),
+    ([*RUN, "--resume"], 2, "--resume needs --run-id"),
+    ([*RUN, "--resume", "--run-id", "never"], 2, "there is nothing to resume"),
+    ([*RUN, "--resume", "--run-id", "done", "--pattern", "2x5"], 2, "resume with the same --pattern"),
+    ([*COMPARE, "--campaign-id", "taken"], 2, "res/taken exists already"),
+    ([*COMPARE, "--campaign-id", "../x"], 2, "--campaign-id '../x': use letters, digits"),
+    (["compare", "--target", "../../../../x=" + URL, "--dry-run"], 2, "--target name '../../../../x': use letters"),
+    (["compare", "--resume", "{tmp}/notcampaign"], 2, "campaign.json is not a campaign's (missing 'config')"),
+    (["compare", "--resume", "{tmp}/brokenjson"], 2, "campaign.json is not a campaign's (cannot read"),
+    # -- patterns and durations
+    ([*RUN, "--pattern", "2x400,2x400"], 2, "pattern 2x400 is given more than once"),
+    ([*RUN, "--pattern", "1x1,,1x1"], 2, "pattern 1x1 is given more than once"),
+    ([*COMPARE, "--pattern", "2x4,3x4,2x4"], 2, "pattern 2x4 is given more than once"),
+    ([*RUN, "--pattern", "\uff12x10"], 2, "is not USERSxRUNS"),  # a full-width 2
+    ([*RUN, "--warmup", "99999999999h"], 2, "longer than a week"),
+    ([*RUN, "--cell-time-limit", "0"], 2, "--cell-time-limit must be more than 0"),
+    ([*RUN, "--warmup", "2m", "--cell-time-limit", "1m"], 2, "warm-up 120 s is longer than the cell time limit"),
+    ([*COMPARE, "--cell-time-limit", "0"], 2, "--cell-time-limit must be more than 0"),
+    # -- ports, before any request
+    (["run", "--target", "https://127.0.0.1:99999/secure/", "--account", "u"], 2, "its port is not 1..65535"),
+    (["run", "--target", "https://127.0.0.1:-1/secure/", "--account", "u"], 2, "its port is not 1..65535"),
+    (["run", "--target", "ldap://127.0.0.1:70000", "--bind-dn", "uid={user}"], 2, "its port is not 1..65535"),
+    ([*RUN, "--metrics-port", "80000"], 2, "--metrics-port 80000 is not a port"),
+    ([*RUN, "--master", "--master-bind-port", "70000"], 2, "--master-bind-port 70000 is not a port"),
+    ([*COMPARE, "--base-port", "0"], 2, "--base-port 0 is not a port"),
+    # -- files and empty values
+    ([*RUN, "--password-file", "{tmp}/empty.pw"], 2, "is empty: an empty password logs nobody in"),
+    ([*COMPARE, "--backends", ""], 2, "unknown backend ''"),
+    (["lab", "up", "--run-dir", "{tmp}/afile"], 2, "is a file, not a folder"),
+    ([*COMPARE, "--lab-dir", "{tmp}/afile"], 2, "is a file, not a folder"),
+    (["sp-metadata", "--entity-id", ""], 2, "--entity-id '': give a URI"),
+    (["sp-metadata", "--acs", "javascript:alert(1)"], 2, "--acs 'javascript:alert(1)' is not an http(s) URL"),
+    # -- preflights do what the run will do
+    ([*SEARCH, "--search-base", "ou=nowhere,dc=example,dc=org"], 2, "search-then-bind for account 'user000' "
+     "failed: noSuchObject (32)"),
+    ([*SEARCH, "--search-base", LDAP_PEOPLE, "--search-filter", "(uid={user}"], 2, "failed: filterError"),
+    ([*CHECK, "--target", "{hang}"], 2, "could not test: --target http://127.0.0.1:"),
+    ([*CHECK, "--target", "{sp}"], 2, "could not test: --target {sp}: TLS certificate not accepted"),
+    (["check-cluster", "--target", "lab:local", "--node", "{node}"], 2, "--lb and --node are for URL targets"),
+]
+
+
+@pytest.fixture(scope="module")
+def hanging_url():
+    """A server that accepts connections (the kernel does) and never answers."""
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(16)
+        yield f"http://127.0.0.1:{server.getsockname()[1]}/secure/"
+
+
+@pytest.fixture
+def scene(lab_env, tmp_path: Path, monkeypatch, hanging_url) -> dict[str, str]:
+    """The files the rows refer to, and the values of their placeholders."""
+    monkeypatch.setenv("AUTHBENCH_PASSWORD", "pw-user001")
+    (tmp_path / "res" / "taken").mkdir(parents=True)
+    done = tmp_path / "res" / "done"
+    done.mkdir()
+    (done / "summary.json").write_text(json.dumps({"plan": {"patterns": ["1x1"], "warmup_s": 0.0, "repeat": 1},
+                                                   "config": {"target": URL}, "cells": []}))
+    (tmp_path / "empty.pw").write_text("")
+    (tmp_path / "afile").write_text("a file where a folder should be")
+    for name, text in (("notcampaign", "{}"), ("brokenjson", "{not json")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "campaign.json").write_text(text)
+    idp_pw = tmp_path / "idp.pw"
+    idp_pw.write_text(slapd.paths(lab_env).idp_password.read_text())
+    return {"tmp": str(tmp_path), "lab": str(lab_env.run_dir), "idp_pw": str(idp_pw), "hang": hanging_url,
+            "sp": lab_env.sp_url("local") + "/secure/", "lb": lab_env.lb_url("local"),
+            "node": lab_env.node_url("local", "a")}
+
+
+@pytest.mark.parametrize(("argv", "exit_code", "message"), TABLE, ids=[" ".join(row[0][:4]) for row in TABLE])
+def test_bad_input(scene, capsys, argv, exit_code, message):
+    argv = [part.format(**scene) if "{" in part and "{user}" not in part else part for part in argv]
+    try:
+        code = main(argv)
+    except SystemExit as exc:  # argparse's own errors (made one line in another change)
+        code = exc.code
+    out, err = capsys.readouterr()
+    lines = [line for line in err.splitlines() if line and not line.startswith(("usage:", " "))]
+    assert code == exit_code and len(lines) == 1 and message.format(**scene) in lines[0], err
+    assert "Traceback" not in out + err
+    assert not list(Path(scene["tmp"], "res").glob("*/samples.csv"))  # nothing measured, nothing written
+    assert sorted(p.name for p in Path(scene["tmp"], "res").iterdir()) == ["done", "taken"]
