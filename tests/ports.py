@@ -18,3 +18,4 @@ PROMETHEUS = 26900 + SHIFT  # a real Prometheus for the campaign's server-side q
 WEB = 30600 + SHIFT  # `authbench web` in the web UI's tests (a few ports from here)
 DISTRIBUTED = 26800 + SHIFT  # Locust masters and /metrics of the distributed tests (26810-26839)
 LDAP_FAULT = 30000 + SHIFT  # authrate while slapd stops and starts: a small lab of its own
+EXTRAS = 27950 + SHIFT  # a one-cluster lab with the optional servers (postgres): base .. base+45, cluster at +500

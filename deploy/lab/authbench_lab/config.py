@@ -40,6 +40,11 @@ SHARED_PORT_OFFSETS = {
     "redis-replica": 22,
     "lb-stats": 30,
 }
+# Optional servers (`lab up --with NAME`), also at base + offset, started only when asked for.
+EXTRAS = ("postgres",)
+EXTRA_PORT_OFFSETS = {
+    "postgres": 40,  # database logins checked against slapd (LDAP simple bind)
+}
 CLUSTER_PORT_OFFSETS = {
     "lb": 0,  # https, balanced over both IdP nodes
     "node-a": 1,  # https, node A only (bypasses the balancing)
@@ -81,6 +86,7 @@ class LabConfig:
     workers: int = DEFAULT_WORKERS
     threads: int = DEFAULT_THREADS
     host: str = "127.0.0.1"
+    extras: list[str] = field(default_factory=list)  # of EXTRAS, in that order
 
     def __post_init__(self) -> None:
         self.run_dir = Path(self.run_dir).resolve()
@@ -89,12 +95,16 @@ class LabConfig:
     def shared_port(self, name: str) -> int:
         return self.base_port + SHARED_PORT_OFFSETS[name]
 
+    def extra_port(self, name: str) -> int:
+        return self.base_port + EXTRA_PORT_OFFSETS[name]
+
     def cluster_port(self, backend: str, name: str) -> int:
         return self.base_port + 100 * (BACKENDS.index(backend) + 1) + CLUSTER_PORT_OFFSETS[name]
 
     def all_ports(self) -> dict[str, int]:
         """Every port the lab binds, by component-ish name; used to detect clashes before starting."""
         ports = {name: self.shared_port(name) for name in SHARED_PORT_OFFSETS}
+        ports.update({name: self.extra_port(name) for name in self.extras})
         for backend in self.backends:
             for name in CLUSTER_PORT_OFFSETS:
                 ports[f"{backend}/{name}"] = self.cluster_port(backend, name)
@@ -118,6 +128,9 @@ class LabConfig:
 
     def ldaps_url(self) -> str:
         return f"ldaps://{self.host}:{self.shared_port('ldaps')}"
+
+    def postgres_url(self) -> str:
+        return f"postgresql://{self.host}:{self.extra_port('postgres')}/postgres"
 
     # -- files ---------------------------------------------------------------------------------
     @property

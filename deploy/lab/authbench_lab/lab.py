@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
-from . import components, haproxy, pki, processes, slapd
+from . import components, haproxy, pki, postgres, processes, slapd
 from . import config as cfg
 
 PATH_ENV = "AUTHBENCH_LAB_PATH"  # overrides where the server binaries are looked up (tests use it)
@@ -68,11 +68,30 @@ def validate(config: cfg.LabConfig) -> None:
         raise LabError(f"--workers must be between 1 and {MAX_WORKERS}, got {config.workers}")
     if not 1 <= config.threads <= MAX_THREADS:
         raise LabError(f"--threads must be between 1 and {MAX_THREADS}, got {config.threads}")
+    parse_extras(",".join(config.extras))
     if config.host != processes.LOOPBACK:
         raise LabError(f"the lab only binds {processes.LOOPBACK}, not {config.host}")
     ports = config.all_ports().values()
     if min(ports) < MIN_PORT or max(ports) > MAX_PORT:
         raise LabError(f"--base-port {config.base_port} puts lab ports outside {MIN_PORT}..{MAX_PORT}")
+
+
+def parse_extras(text: str) -> list[str]:
+    """`--with` values (a comma list, repeatable) in the canonical order; unknown names are refused."""
+    wanted = {part.strip() for part in text.split(",") if part.strip()}
+    unknown = sorted(wanted - set(cfg.EXTRAS))
+    if unknown:
+        raise LabError(f"unknown --with {', '.join(map(repr, unknown))}: choose from {', '.join(cfg.EXTRAS)}")
+    return [name for name in cfg.EXTRAS if name in wanted]
+
+
+def _extra_binaries(config: cfg.LabConfig) -> dict[str, str]:
+    if "postgres" not in config.extras:
+        return {}
+    try:
+        return postgres.find_binaries()
+    except RuntimeError as exc:
+        raise LabError(str(exc)) from None
 
 
 def find_binaries(search_path: str | None = None) -> dict[str, str]:
@@ -156,7 +175,7 @@ def up(config: cfg.LabConfig, search_path: str | None = None) -> dict:
                 raise LabError(f"a lab with a different configuration is running in {config.run_dir} "
                                f"({len(running)} components); run 'authbench lab down' first")
             state = None
-        binaries = find_binaries(search_path)
+        binaries = {**find_binaries(search_path), **_extra_binaries(config)}
         specs = components.build(config, binaries)
         state = state or {"version": STATE_VERSION, "config": config.to_dict(), "seed": None, "components": {}}
         kept, to_start = _triage(config, state, specs)
@@ -225,6 +244,11 @@ def _prepare(config: cfg.LabConfig, state: dict, binaries: dict[str, str], to_st
         state["seed"] = {**(seeded or {"users": config.users, "seconds": None}), "fresh": False}
     haproxy.prepare(config)
     components.write_app_files(config)
+    if "postgres" in starting:
+        try:
+            postgres.prepare(config, binaries)
+        except (RuntimeError, OSError) as exc:
+            raise LabError(f"preparing PostgreSQL failed: {exc}") from None
     return state["seed"]
 
 

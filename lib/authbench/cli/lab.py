@@ -33,10 +33,11 @@ def _lab_up(args: argparse.Namespace) -> int:
     from authbench_lab import config, lab
 
     backends = lab_call(lab.parse_backends, args.backend)
+    extras = lab_call(lab.parse_extras, ",".join(args.with_extras))
     lab_config = config.LabConfig(
         run_dir=args.run_dir, base_port=args.base_port, backends=backends, users=args.users,
         stickiness=args.stickiness, client_storage=not args.no_client_storage, workers=args.workers,
-        threads=args.threads,
+        threads=args.threads, extras=extras,
     )
     result = lab_call(lab.up, lab_config)
     seed = result["seed"]
@@ -51,6 +52,8 @@ def _lab_up(args: argparse.Namespace) -> int:
         kept = f", {len(result['kept'])} already running" if result["kept"] else ""
         say(f"started {_count(result['started'], 'component')}{kept}; healthy in {result['seconds']:.1f} s")
     _print_endpoints(lab.endpoints(lab_config.run_dir))
+    for name in extras:
+        say(f"{name:<11} {result['state']['components'][name]['url']}")
     say(f"CA certificate: {lab_config.ca_cert}")
     return 0
 
@@ -176,6 +179,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                     help=f"gunicorn worker processes per IdP node (default {config.DEFAULT_WORKERS})")
     up.add_argument("--threads", type=int, default=config.DEFAULT_THREADS,
                     help=f"threads per worker process (default {config.DEFAULT_THREADS})")
+    up.add_argument("--with", dest="with_extras", action="append", default=[], metavar="NAME",
+                    help=f"also start an optional server: {', '.join(config.EXTRAS)} (comma list or repeated)")
     up.set_defaults(handler=_lab_up)
 
     down = commands.add_parser("down", parents=[run_dir], help="stop the lab")

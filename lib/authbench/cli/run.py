@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from . import EXIT_FAILURE, CliError, ldap_run, say
+from . import EXIT_FAILURE, CliError, ldap_run, pg_run, say
 from .options import (
     LAB_PROTECTED_PATH,
     accounts_from_args,
@@ -40,7 +40,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     target = run.add_argument_group("target")
     target.add_argument("--target", required=True,
                         help="the SP's protected URL (or, with --sp virtual, the IdP's SSO URL); "
-                        "lab:BACKEND for a cluster of the running embedded lab")
+                        "lab:BACKEND for a cluster of the running embedded lab; ldap://, lab:ldap, "
+                        "postgresql://host:port/db or lab:postgres for LDAP binds or database logins")
     target.add_argument("--sp", choices=("target", "virtual"), default="target",
                         help="target: go through the SP at --target (default); virtual: authbench is the SP")
     target.add_argument("--verify-signature", action="store_true",
@@ -198,6 +199,8 @@ def _run(args: argparse.Namespace) -> int:
 
     if ldap_run.wants(args.target):  # LDAP binds in the same patterns (one process)
         return ldap_run.run(args, *_plan_options(args))
+    if pg_run.wants(args.target):  # database logins against LDAP, in the same patterns (one process)
+        return pg_run.run(args, *_plan_options(args))
     prepared = prepare(args)
     plan, settings, target = prepared.plan, prepared.settings, prepared.target
     worker_wait, connect_wait, master_timeout = _durations(args, "worker_wait", "connect_timeout", "master_timeout")

@@ -1,0 +1,81 @@
+"""`authbench run --target postgresql://…` (or `lab:postgres`): database logins in the same patterns.
+
+`run.py` hands database targets here; patterns, warm-up, repetitions and results are the SAML run's,
+only the user class differs. Every journey is a new connection (connect / authenticate / `SELECT 1` /
+disconnect), so the TIME_WAIT count towards the server is reported as for LDAP's churn mode.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from . import EXIT_FAILURE, CliError, say
+from .options import accounts_from_args, lab_account_defaults, running_lab
+
+PG_SCHEMES = ("postgresql://", "postgres://")
+LAB_TARGET = "lab:postgres"
+
+
+def wants(target: str) -> bool:
+    return target.startswith(PG_SCHEMES) or target == LAB_TARGET
+
+
+def _lab() -> tuple[str, dict]:
+    from .lab import default_run_dir
+
+    config = running_lab(default_run_dir())
+    if "postgres" not in config.extras:
+        raise CliError("the running lab has no PostgreSQL; start it with 'authbench lab up --with postgres'")
+    return config.postgres_url(), lab_account_defaults(config)
+
+
+def settings_from_args(args: argparse.Namespace, timeout: float):
+    """(PostgresSettings, accounts description); CliError for a bad target or accounts."""
+    from ..pg.client import Endpoint
+    from ..users.postgres import PostgresSettings
+
+    url, lab_defaults = args.target, None
+    if url == LAB_TARGET:
+        url, lab_defaults = _lab()
+    try:
+        endpoint = Endpoint.from_url(url, timeout)
+    except ValueError as exc:
+        raise CliError(f"--target: {exc}") from None
+    picker, account_source = accounts_from_args(args, lab_defaults)
+    return PostgresSettings(endpoint, picker), account_source
+
+
+def run(args: argparse.Namespace, plan, timeout: float, cell_limit: float) -> int:
+    """The database half of `authbench run`, after the plan is parsed."""
+    from .. import headless
+    from ..results.recorder import results_dir
+    from ..sockets import ports_running_low, time_wait_count
+    from ..users.postgres import PostgresUser, preflight
+
+    settings, account_source = settings_from_args(args, timeout)
+    if args.keep_failures < 0:
+        raise CliError("--keep-failures must be 0 or more")
+    try:
+        run_dir = results_dir(Path(args.results), args.run_id)
+    except (OSError, ValueError) as exc:
+        raise CliError(f"cannot write results under {args.results!r}: {exc}") from None
+    problem = preflight(settings)
+    if problem:
+        raise CliError(problem)
+    config = {"target": settings.endpoint.url, "journey": "database-login", "database": settings.describe(),
+              "timeout_s": timeout, "accounts": account_source, "keep_failures": args.keep_failures}
+    say(f"target {settings.endpoint.url}: login ok; plan {args.pattern}, warm-up {plan.warmup:g} s, "
+        f"{plan.repeat} repetition(s)")
+    port = settings.endpoint.port
+    report = headless.execute(plan, PostgresUser, settings, config=config, results_base=run_dir.parent,
+                              run_id=run_dir.name, cell_time_limit=cell_limit, say=say,
+                              cell_extras=lambda: {"time_wait_after": time_wait_count(port)},
+                              keep_failures=args.keep_failures)
+    headless.print_report(report, say)
+    waiting = time_wait_count(port)
+    say(f"sockets in TIME_WAIT towards port {port} after the run: {waiting}")
+    warning = ports_running_low(waiting)
+    if warning:
+        say(warning)
+    return 0 if report.complete else EXIT_FAILURE
