@@ -15,6 +15,7 @@ from pathlib import Path
 
 from . import config as cfg
 from . import haproxy, pki, postgres, processes, slapd
+from .privacyidea import server as privacyidea
 from .saml.metadata import sp_metadata
 
 SHARED = ("ldap", "memcached-a", "memcached-b", "redis-primary", "redis-replica", "lb")
@@ -135,6 +136,9 @@ def build(config: cfg.LabConfig, binaries: dict[str, str]) -> list[Spec]:
     if "postgres" in config.extras:
         specs.append(Spec("postgres", postgres.command(config, binaries), postgres.fragment(config),
                           config.postgres_url(), config.extra_port("postgres")))
+    if "privacyidea" in config.extras:
+        specs.append(Spec("privacyidea", privacyidea.command(config), privacyidea.fragment(config),
+                          config.privacyidea_url(), config.extra_port("privacyidea"), privacyidea.environment(config)))
     return specs
 
 
@@ -151,6 +155,8 @@ def probe(config: cfg.LabConfig, name: str, port: int) -> processes.Probe:
         return processes.http_probe(haproxy.MONITOR_URI, port)
     if name == "postgres":
         return postgres.startup_probe(config)
+    if name == "privacyidea":
+        return privacyidea.probe(config)
     raise ValueError(f"no probe for component {name!r}")
 
 

@@ -41,9 +41,10 @@ SHARED_PORT_OFFSETS = {
     "lb-stats": 30,
 }
 # Optional servers (`lab up --with NAME`), also at base + offset, started only when asked for.
-EXTRAS = ("postgres",)
+EXTRAS = ("postgres", "privacyidea")
 EXTRA_PORT_OFFSETS = {
     "postgres": 40,  # database logins checked against slapd (LDAP simple bind)
+    "privacyidea": 45,  # privacyIDEA's HTTP API (gunicorn), its realm resolving users in slapd
 }
 CLUSTER_PORT_OFFSETS = {
     "lb": 0,  # https, balanced over both IdP nodes
@@ -87,6 +88,7 @@ class LabConfig:
     threads: int = DEFAULT_THREADS
     host: str = "127.0.0.1"
     extras: list[str] = field(default_factory=list)  # of EXTRAS, in that order
+    privacyidea_cache: int = 0  # seconds privacyIDEA keeps resolved users (its UserCacheExpiration); 0 = off
 
     def __post_init__(self) -> None:
         self.run_dir = Path(self.run_dir).resolve()
@@ -128,6 +130,9 @@ class LabConfig:
 
     def ldaps_url(self) -> str:
         return f"ldaps://{self.host}:{self.shared_port('ldaps')}"
+
+    def privacyidea_url(self) -> str:
+        return f"http://{self.host}:{self.extra_port('privacyidea')}"
 
     def postgres_url(self) -> str:
         return f"postgresql://{self.host}:{self.extra_port('postgres')}/postgres"

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from . import components, haproxy, pki, postgres, processes, slapd
 from . import config as cfg
+from .privacyidea import server as privacyidea
 
 PATH_ENV = "AUTHBENCH_LAB_PATH"  # overrides where the server binaries are looked up (tests use it)
 EXTRA_PATH = ("/usr/local/sbin", "/usr/sbin", "/sbin")  # slapd lives in sbin, often not on a user's PATH
@@ -184,6 +185,10 @@ def up(config: cfg.LabConfig, search_path: str | None = None) -> dict:
         _write_state(config, state)
         deadline = time.monotonic() + processes.HEALTH_TIMEOUT
         for spec in to_start:
+            if spec.name == "privacyidea":  # its enrolment looks every user up in slapd: slapd answers first
+                _wait(config, "ldap", state["components"]["ldap"], deadline)
+                state["privacyidea"] = _privacyidea_call(privacyidea.enrol, config)
+                deadline = time.monotonic() + processes.HEALTH_TIMEOUT
             state["components"][spec.name] = _launch(config, spec)
             _write_state(config, state)
         for spec in to_start:
@@ -249,7 +254,16 @@ def _prepare(config: cfg.LabConfig, state: dict, binaries: dict[str, str], to_st
             postgres.prepare(config, binaries)
         except (RuntimeError, OSError) as exc:
             raise LabError(f"preparing PostgreSQL failed: {exc}") from None
+    if "privacyidea" in starting:
+        _privacyidea_call(privacyidea.prepare, config)
     return state["seed"]
+
+
+def _privacyidea_call(function, config: cfg.LabConfig):
+    try:
+        return function(config)
+    except (RuntimeError, OSError) as exc:
+        raise LabError(f"preparing privacyIDEA failed: {exc}") from None
 
 
 def _launch(config: cfg.LabConfig, spec: components.Spec) -> dict:

@@ -37,7 +37,7 @@ def _lab_up(args: argparse.Namespace) -> int:
     lab_config = config.LabConfig(
         run_dir=args.run_dir, base_port=args.base_port, backends=backends, users=args.users,
         stickiness=args.stickiness, client_storage=not args.no_client_storage, workers=args.workers,
-        threads=args.threads, extras=extras,
+        threads=args.threads, extras=extras, privacyidea_cache=_cache_seconds(args.privacyidea_cache),
     )
     result = lab_call(lab.up, lab_config)
     seed = result["seed"]
@@ -56,6 +56,14 @@ def _lab_up(args: argparse.Namespace) -> int:
         say(f"{name:<11} {result['state']['components'][name]['url']}")
     say(f"CA certificate: {lab_config.ca_cert}")
     return 0
+
+
+def _cache_seconds(text: str) -> int:
+    if text == "off":
+        return 0
+    if not text.isdigit():
+        raise CliError(f"--privacyidea-cache must be a number of seconds or off, got {text!r}")
+    return int(text)
 
 
 def _lab_down(args: argparse.Namespace) -> int:
@@ -181,6 +189,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                     help=f"threads per worker process (default {config.DEFAULT_THREADS})")
     up.add_argument("--with", dest="with_extras", action="append", default=[], metavar="NAME",
                     help=f"also start an optional server: {', '.join(config.EXTRAS)} (comma list or repeated)")
+    up.add_argument("--privacyidea-cache", default="off", metavar="SECONDS|off",
+                    help="how long privacyIDEA keeps resolved users in its user cache (default off)")
     up.set_defaults(handler=_lab_up)
 
     down = commands.add_parser("down", parents=[run_dir], help="stop the lab")

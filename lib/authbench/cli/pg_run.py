@@ -47,15 +47,25 @@ def settings_from_args(args: argparse.Namespace, timeout: float):
 
 
 def run(args: argparse.Namespace, plan, timeout: float, cell_limit: float) -> int:
-    """The database half of `authbench run`, after the plan is parsed."""
+    """The database half of `authbench run`, after the plan is parsed: one process, or a master with
+    --workers N processes (Percona's processes against threads), or a worker of one."""
+    import functools
+
     from .. import headless
+    from ..distributed import DistributedError
     from ..results.recorder import results_dir
     from ..sockets import ports_running_low, time_wait_count
     from ..users.postgres import PostgresUser, preflight
+    from .run import _durations, _run_master, _run_worker
 
     settings, account_source = settings_from_args(args, timeout)
     if args.keep_failures < 0:
         raise CliError("--keep-failures must be 0 or more")
+    if (args.workers is not None and args.workers < 1) or args.expect_workers < 1:
+        raise CliError("--workers and --expect-workers must be at least 1")
+    worker_wait, connect_wait, master_timeout = _durations(args, "worker_wait", "connect_timeout", "master_timeout")
+    if args.worker:
+        return _run_worker(args, settings, connect_wait, master_timeout, PostgresUser)
     try:
         run_dir = results_dir(Path(args.results), args.run_id)
     except (OSError, ValueError) as exc:
@@ -64,18 +74,26 @@ def run(args: argparse.Namespace, plan, timeout: float, cell_limit: float) -> in
     if problem:
         raise CliError(problem)
     config = {"target": settings.endpoint.url, "journey": "database-login", "database": settings.describe(),
-              "timeout_s": timeout, "accounts": account_source, "keep_failures": args.keep_failures}
+              "timeout_s": timeout, "accounts": account_source, "keep_failures": args.keep_failures,
+              "processes": args.workers or 1}
     say(f"target {settings.endpoint.url}: login ok; plan {args.pattern}, warm-up {plan.warmup:g} s, "
         f"{plan.repeat} repetition(s)")
     port = settings.endpoint.port
-    report = headless.execute(plan, PostgresUser, settings, config=config, results_base=run_dir.parent,
-                              run_id=run_dir.name, cell_time_limit=cell_limit, say=say,
-                              cell_extras=lambda: {"time_wait_after": time_wait_count(port)},
-                              keep_failures=args.keep_failures)
+    execute = functools.partial(headless.execute, plan, PostgresUser, settings, config=config,
+                                results_base=run_dir.parent, run_id=run_dir.name, cell_time_limit=cell_limit,
+                                say=say, cell_extras=lambda: {"time_wait_after": time_wait_count(port)},
+                                keep_failures=args.keep_failures)
+    try:
+        if args.master or args.workers:
+            report = _run_master(args, execute, PostgresUser, settings, worker_wait)
+        else:
+            report = execute()
+    except DistributedError as exc:
+        raise CliError(str(exc), getattr(exc, "exit_code", 2)) from None
     headless.print_report(report, say)
     waiting = time_wait_count(port)
     say(f"sockets in TIME_WAIT towards port {port} after the run: {waiting}")
     warning = ports_running_low(waiting)
     if warning:
         say(warning)
-    return 0 if report.complete else EXIT_FAILURE
+    return 0 if report.complete and not report.degraded else EXIT_FAILURE
