@@ -30,7 +30,6 @@ REALM = "lab"
 RESOLVER = "lab-ldap"
 WORKERS = 2
 THREADS = 4
-RESOLVER_CACHE_SECONDS = 120  # the LDAP resolver's own in-process cache: privacyIDEA's default
 INSTALL_TIMEOUT = 900.0
 SEED_TIMEOUT = 600.0
 AUDIT_KEY_BITS = 2048
@@ -166,7 +165,8 @@ def prepare(config: cfg.LabConfig) -> Path:
 def enrol(config: cfg.LabConfig) -> dict:
     """With slapd up: the resolver, realm, user-cache setting and tokens, in privacyIDEA's own Python."""
     spec = {"config_file": str(config_file(config)), "realm": REALM, "resolver": RESOLVER,
-            "cache_timeout": RESOLVER_CACHE_SECONDS, "user_cache_seconds": config.privacyidea_cache,
+            # one switch for both of privacyIDEA's user caches: its database table and the LDAP resolver's own
+            "cache_timeout": config.privacyidea_cache, "user_cache_seconds": config.privacyidea_cache,
             "tokens_file": str(tokens_file(config)),
             "ldap": {"uri": config.ldap_url(), "base": cfg.LDAP_PEOPLE, "bind_dn": cfg.LDAP_IDP_DN,
                      "bind_password_file": str(slapd.paths(config).idp_password)}}
