@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 
@@ -98,3 +99,26 @@ def test_run_privacyidea_refuses_workers_in_one_line(extras_lab, monkeypatch, tm
                  str(tmp_path)])
     err = capsys.readouterr().err
     assert code == 2 and "one process" in err and len(err.strip().splitlines()) == 1
+
+
+def test_user_cache_fills_on_the_first_pass_when_on(extras_lab, tmp_path):
+    """The blog's cold cache: with UserCacheExpiration set, the first check of a user stores its lookup."""
+    database = server.root(extras_lab) / "privacyidea.sqlite"
+
+    def cached() -> set[str]:
+        with sqlite3.connect(database) as db:
+            return {row[0] for row in db.execute("SELECT username FROM usercache")}
+
+    users = [f"user0{i}" for i in range(20, 26)]
+    server.enrol(dataclasses.replace(extras_lab, privacyidea_cache=300))
+    try:
+        given = settings(extras_lab, "spass", tmp_path)
+        pool = new_pool(given)
+        assert [check(pool, given, user)[0] for user in users] == [True] * len(users)
+        assert set(users) <= cached()
+    finally:
+        server.enrol(extras_lab)  # back to off, as the other tests expect
+    with sqlite3.connect(database) as db:
+        db.execute("DELETE FROM usercache")
+    assert [check(pool, given, user)[0] for user in users] == [True] * len(users)
+    assert not set(users) & cached()  # cache off: nothing stored

@@ -46,6 +46,20 @@ def settings_from_args(args: argparse.Namespace, timeout: float):
     return PostgresSettings(endpoint, picker), account_source
 
 
+def results_then_preflight(args: argparse.Namespace, settings, preflight) -> Path:
+    """The run's results folder (refused now, not after the load, if unwritable), then one login."""
+    from ..results.recorder import results_dir
+
+    try:
+        run_dir = results_dir(Path(args.results), args.run_id)
+    except (OSError, ValueError) as exc:
+        raise CliError(f"cannot write results under {args.results!r}: {exc}") from None
+    problem = preflight(settings)
+    if problem:
+        raise CliError(problem)
+    return run_dir
+
+
 def run(args: argparse.Namespace, plan, timeout: float, cell_limit: float) -> int:
     """The database half of `authbench run`, after the plan is parsed: one process, or a master with
     --workers N processes (Percona's processes against threads), or a worker of one."""
@@ -53,7 +67,6 @@ def run(args: argparse.Namespace, plan, timeout: float, cell_limit: float) -> in
 
     from .. import headless
     from ..distributed import DistributedError
-    from ..results.recorder import results_dir
     from ..sockets import ports_running_low, time_wait_count
     from ..users.postgres import PostgresUser, preflight
     from .run import _durations, _run_master, _run_worker
@@ -66,13 +79,7 @@ def run(args: argparse.Namespace, plan, timeout: float, cell_limit: float) -> in
     worker_wait, connect_wait, master_timeout = _durations(args, "worker_wait", "connect_timeout", "master_timeout")
     if args.worker:
         return _run_worker(args, settings, connect_wait, master_timeout, PostgresUser)
-    try:
-        run_dir = results_dir(Path(args.results), args.run_id)
-    except (OSError, ValueError) as exc:
-        raise CliError(f"cannot write results under {args.results!r}: {exc}") from None
-    problem = preflight(settings)
-    if problem:
-        raise CliError(problem)
+    run_dir = results_then_preflight(args, settings, preflight)
     config = {"target": settings.endpoint.url, "journey": "database-login", "database": settings.describe(),
               "timeout_s": timeout, "accounts": account_source, "keep_failures": args.keep_failures,
               "processes": args.workers or 1}

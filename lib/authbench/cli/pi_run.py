@@ -73,8 +73,8 @@ def settings_from_args(args: argparse.Namespace, timeout: float):
 
 def run(args: argparse.Namespace, plan, timeout: float, cell_limit: float) -> int:
     from .. import headless
-    from ..results.recorder import results_dir
     from ..users.privacyidea import PrivacyIdeaUser, preflight
+    from .pg_run import results_then_preflight
 
     if args.workers or args.master or args.worker:
         raise CliError("privacyIDEA targets run in one process (HOTP tokens are checked one at a time); "
@@ -82,13 +82,7 @@ def run(args: argparse.Namespace, plan, timeout: float, cell_limit: float) -> in
     if args.keep_failures < 0:
         raise CliError("--keep-failures must be 0 or more")
     settings, account_source = settings_from_args(args, timeout)
-    try:
-        run_dir = results_dir(Path(args.results), args.run_id)
-    except (OSError, ValueError) as exc:
-        raise CliError(f"cannot write results under {args.results!r}: {exc}") from None
-    problem = preflight(settings)
-    if problem:
-        raise CliError(problem)
+    run_dir = results_then_preflight(args, settings, preflight)
     config = {"target": settings.url, "journey": "privacyidea-validate", "privacyidea": settings.describe(),
               "timeout_s": timeout, "accounts": account_source, "keep_failures": args.keep_failures}
     say(f"target {settings.url}{CHECK_SUFFIX}: {settings.token_type} check ok; plan {args.pattern}, "
