@@ -103,6 +103,8 @@ def test_run_lab_postgres_counts_refusals_and_keeps_evidence(extras_env, tmp_pat
     assert any("LDAP authentication failed" in path.read_text() for path in kept)
     everything = out + json.dumps(document) + (tmp_path / "p" / "samples.csv").read_text()
     assert "pw-user" not in everything and "wrong" not in everything
+    assert main(["report", str(tmp_path / "p")]) == 0  # the report renders database-login runs
+    assert REFUSED in (tmp_path / "p" / "report.md").read_text()
 
 
 @pytest.mark.parametrize(("args", "message"), [
