@@ -123,6 +123,6 @@ def test_bad_database_targets_exit_2_with_one_line(extras_env, tmp_path, capsys,
 
 
 def test_lab_up_refuses_an_unknown_optional_server(tmp_path, capsys):
-    code = main(["lab", "up", "--run-dir", str(tmp_path), "--with", "oracle"])
+    code = main(["lab", "up", "--lab-dir", str(tmp_path), "--with", "oracle"])
     err = capsys.readouterr().err
     assert code == 2 and "unknown --with 'oracle'" in err and len(err.strip().splitlines()) == 1

@@ -21,10 +21,8 @@ def wants(target: str) -> bool:
     return target.startswith(PG_SCHEMES) or target == LAB_TARGET
 
 
-def _lab() -> tuple[str, dict]:
-    from .lab import default_run_dir
-
-    config = running_lab(default_run_dir())
+def _lab(lab_dir: str) -> tuple[str, dict]:
+    config = running_lab(lab_dir)
     if "postgres" not in config.extras:
         raise CliError("the running lab has no PostgreSQL; start it with 'authbench lab up --with postgres'")
     return config.postgres_url(), lab_account_defaults(config)
@@ -37,7 +35,7 @@ def settings_from_args(args: argparse.Namespace, timeout: float):
 
     url, lab_defaults = args.target, None
     if url == LAB_TARGET:
-        url, lab_defaults = _lab()
+        url, lab_defaults = _lab(args.lab_dir)
     try:
         endpoint = Endpoint.from_url(url, timeout)
     except ValueError as exc:

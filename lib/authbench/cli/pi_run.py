@@ -31,12 +31,10 @@ def add_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--hotp-counters", help="SQLite file of the next HOTP counters (lab: beside its tokens)")
 
 
-def _lab() -> tuple[str, dict]:
+def _lab(lab_dir: str) -> tuple[str, dict]:
     from authbench_lab.privacyidea import server
 
-    from .lab import default_run_dir
-
-    config = running_lab(default_run_dir())
+    config = running_lab(lab_dir)
     if "privacyidea" not in config.extras:
         raise CliError("the running lab has no privacyIDEA; start it with 'authbench lab up --with privacyidea'")
     return config.privacyidea_url(), {**lab_account_defaults(config), "realm": server.REALM,
@@ -51,7 +49,7 @@ def settings_from_args(args: argparse.Namespace, timeout: float):
     lab: dict = {}
     url = args.target
     if url == LAB_TARGET:
-        url, lab = _lab()
+        url, lab = _lab(args.lab_dir)
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise CliError(f"--target {args.target!r} is not an http(s)://host:port{CHECK_SUFFIX} URL")
