@@ -5,15 +5,16 @@
 set -euo pipefail
 
 PACKAGES=(slapd ldap-utils memcached redis-server haproxy openssl xmlsec1 libldap2-dev libsasl2-dev prometheus
-          chromium)
-# What each package provides, to tell whether it is already installed without asking dpkg by name.
+          chromium postgresql)
+# What each package provides, to tell whether it is already installed without asking dpkg by name
+# (a glob where the path holds a version: Debian's PostgreSQL server lives in /usr/lib/postgresql/<major>).
 CHECKS=(/usr/sbin/slapd /usr/bin/ldapsearch /usr/bin/memcached /usr/bin/redis-server /usr/sbin/haproxy
         /usr/bin/openssl /usr/bin/xmlsec1 /usr/include/ldap.h /usr/include/sasl/sasl.h /usr/bin/prometheus
-        /usr/bin/chromium)
+        /usr/bin/chromium '/usr/lib/postgresql/*/bin/postgres')
 
 missing=()
 for i in "${!PACKAGES[@]}"; do
-  [ -e "${CHECKS[$i]}" ] || missing+=("${PACKAGES[$i]}")
+  compgen -G "${CHECKS[$i]}" >/dev/null || missing+=("${PACKAGES[$i]}")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 

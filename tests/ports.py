@@ -27,3 +27,4 @@ PUBLIC_HOST_LAB = 27435 + SHIFT
 # so it listens on base+1..30 (a gap of the session lab's plan) and base+500..512 = 27750-27762, this
 # helper's slot of 27700-27999.
 SIGNALS = 27250 + SHIFT
+EXTRAS = 27950 + SHIFT  # a one-cluster lab with the optional servers (postgres): base .. base+45, cluster at +500

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import config as cfg
-from . import haproxy, pki, processes, slapd
+from . import haproxy, pki, postgres, processes, slapd
+from .privacyidea import server as privacyidea
 from .saml.metadata import sp_metadata
 
 SHARED = ("ldap", "memcached-a", "memcached-b", "redis-primary", "redis-replica", "lb")
@@ -57,12 +58,13 @@ class Spec:
 
 def names(config: cfg.LabConfig) -> list[str]:
     """Every component in start order (shared services, the balancer, then the apps)."""
-    return [*SHARED, *(f"{backend}/{part}" for backend in config.backends for part in PER_CLUSTER)]
+    apps = [f"{backend}/{part}" for backend in config.backends for part in PER_CLUSTER]
+    return [*SHARED, *apps, *config.extras]
 
 
 def port_owners(config: cfg.LabConfig) -> dict[str, str]:
     """Port name (as in `all_ports`) → the component that binds it."""
-    owners = dict(SHARED_PORT_OWNER)
+    owners = {**SHARED_PORT_OWNER, **{name: name for name in config.extras}}
     for backend in config.backends:
         for port_name, owner in CLUSTER_PORT_OWNER.items():
             owners[f"{backend}/{port_name}"] = owner if owner == "lb" else f"{backend}/{owner}"
@@ -131,6 +133,12 @@ def build(config: cfg.LabConfig, binaries: dict[str, str]) -> list[Spec]:
         env = {cfg.SP_CONFIG_ENV: str(config.component_dir(name) / SP_CONFIG_FILE)}
         command = _gunicorn(config, name, port, SP_WORKERS, SP_APP)
         specs.append(Spec(name, command, _proc_name(name, port), config.sp_url(backend), port, env))
+    if "postgres" in config.extras:
+        specs.append(Spec("postgres", postgres.command(config, binaries), postgres.fragment(config),
+                          config.postgres_url(), config.extra_port("postgres")))
+    if "privacyidea" in config.extras:
+        specs.append(Spec("privacyidea", privacyidea.command(config), privacyidea.fragment(config),
+                          config.privacyidea_url(), config.extra_port("privacyidea"), privacyidea.environment(config)))
     return specs
 
 
@@ -145,6 +153,10 @@ def probe(config: cfg.LabConfig, name: str, port: int) -> processes.Probe:
         return processes.redis_probe(port)
     if name == "lb":
         return processes.http_probe(haproxy.MONITOR_URI, port)
+    if name == "postgres":
+        return postgres.startup_probe(config)
+    if name == "privacyidea":
+        return privacyidea.probe(config)
     raise ValueError(f"no probe for component {name!r}")
 
 

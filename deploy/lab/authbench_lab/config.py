@@ -41,6 +41,12 @@ SHARED_PORT_OFFSETS = {
     "redis-replica": 22,
     "lb-stats": 30,
 }
+# Optional servers (`lab up --with NAME`), also at base + offset, started only when asked for.
+EXTRAS = ("postgres", "privacyidea")
+EXTRA_PORT_OFFSETS = {
+    "postgres": 40,  # database logins checked against slapd (LDAP simple bind)
+    "privacyidea": 45,  # privacyIDEA's HTTP API (gunicorn), its realm resolving users in slapd
+}
 CLUSTER_PORT_OFFSETS = {
     "lb": 0,  # https, balanced over both IdP nodes
     "node-a": 1,  # https, node A only (bypasses the balancing)
@@ -85,6 +91,8 @@ class LabConfig:
     public_host: str = ""  # the name in URLs and SAML metadata, for clients elsewhere (default: host)
     listen: str = ""  # where the HTTPS frontends bind (default: host; 0.0.0.0 in a container)
     idp_cookie_path: str = DEFAULT_IDP_COOKIE_PATH  # the Path of the IdP nodes' JSESSIONID and session cookies
+    extras: list[str] = field(default_factory=list)  # of EXTRAS, in that order
+    privacyidea_cache: int = 0  # seconds privacyIDEA keeps resolved users (its UserCacheExpiration); 0 = off
 
     def __post_init__(self) -> None:
         self.run_dir = Path(self.run_dir).resolve()
@@ -93,12 +101,16 @@ class LabConfig:
     def shared_port(self, name: str) -> int:
         return self.base_port + SHARED_PORT_OFFSETS[name]
 
+    def extra_port(self, name: str) -> int:
+        return self.base_port + EXTRA_PORT_OFFSETS[name]
+
     def cluster_port(self, backend: str, name: str) -> int:
         return self.base_port + 100 * (BACKENDS.index(backend) + 1) + CLUSTER_PORT_OFFSETS[name]
 
     def all_ports(self) -> dict[str, int]:
         """Every port the lab binds, by component-ish name; used to detect clashes before starting."""
         ports = {name: self.shared_port(name) for name in SHARED_PORT_OFFSETS}
+        ports.update({name: self.extra_port(name) for name in self.extras})
         for backend in self.backends:
             for name in CLUSTER_PORT_OFFSETS:
                 ports[f"{backend}/{name}"] = self.cluster_port(backend, name)
@@ -130,6 +142,12 @@ class LabConfig:
 
     def ldaps_url(self) -> str:
         return f"ldaps://{self.host}:{self.shared_port('ldaps')}"
+
+    def privacyidea_url(self) -> str:
+        return f"http://{self.host}:{self.extra_port('privacyidea')}"
+
+    def postgres_url(self) -> str:
+        return f"postgresql://{self.host}:{self.extra_port('postgres')}/postgres"
 
     # -- files ---------------------------------------------------------------------------------
     @property

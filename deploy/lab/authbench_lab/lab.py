@@ -18,8 +18,9 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
-from . import components, haproxy, pki, processes, slapd
+from . import components, haproxy, pki, postgres, processes, slapd
 from . import config as cfg
+from .privacyidea import server as privacyidea
 
 PATH_ENV = "AUTHBENCH_LAB_PATH"  # overrides where the server binaries are looked up (tests use it)
 EXTRA_PATH = ("/usr/local/sbin", "/usr/sbin", "/sbin")  # slapd lives in sbin, often not on a user's PATH
@@ -73,6 +74,7 @@ def validate(config: cfg.LabConfig) -> None:
         raise LabError(f"--workers must be between 1 and {MAX_WORKERS}, got {config.workers}")
     if not 1 <= config.threads <= MAX_THREADS:
         raise LabError(f"--threads must be between 1 and {MAX_THREADS}, got {config.threads}")
+    parse_extras(",".join(config.extras))
     if not _COOKIE_PATH.fullmatch(config.idp_cookie_path):
         raise LabError(f"--idp-cookie-path must be a URL path starting with / (like / or /idp), "
                        f"got {config.idp_cookie_path!r}")
@@ -87,6 +89,24 @@ def validate(config: cfg.LabConfig) -> None:
     ports = config.all_ports().values()
     if min(ports) < MIN_PORT or max(ports) > MAX_PORT:
         raise LabError(f"--base-port {config.base_port} puts lab ports outside {MIN_PORT}..{MAX_PORT}")
+
+
+def parse_extras(text: str) -> list[str]:
+    """`--with` values (a comma list, repeatable) in the canonical order; unknown names are refused."""
+    wanted = {part.strip() for part in text.split(",") if part.strip()}
+    unknown = sorted(wanted - set(cfg.EXTRAS))
+    if unknown:
+        raise LabError(f"unknown --with {', '.join(map(repr, unknown))}: choose from {', '.join(cfg.EXTRAS)}")
+    return [name for name in cfg.EXTRAS if name in wanted]
+
+
+def _extra_binaries(config: cfg.LabConfig) -> dict[str, str]:
+    if "postgres" not in config.extras:
+        return {}
+    try:
+        return postgres.find_binaries()
+    except RuntimeError as exc:
+        raise LabError(str(exc)) from None
 
 
 def find_binaries(search_path: str | None = None) -> dict[str, str]:
@@ -170,7 +190,7 @@ def up(config: cfg.LabConfig, search_path: str | None = None) -> dict:
                 raise LabError(f"a lab with a different configuration is running in {config.run_dir} "
                                f"({len(running)} components); run 'authbench lab down' first")
             state = None
-        binaries = find_binaries(search_path)
+        binaries = {**find_binaries(search_path), **_extra_binaries(config)}
         specs = components.build(config, binaries)
         state = state or {"version": STATE_VERSION, "config": config.to_dict(), "seed": None, "components": {}}
         kept, to_start = _triage(config, state, specs)
@@ -179,6 +199,10 @@ def up(config: cfg.LabConfig, search_path: str | None = None) -> dict:
         _write_state(config, state)
         deadline = time.monotonic() + processes.HEALTH_TIMEOUT
         for spec in to_start:
+            if spec.name == "privacyidea":  # its enrolment looks every user up in slapd: slapd answers first
+                _wait(config, "ldap", state["components"]["ldap"], deadline)
+                state["privacyidea"] = _privacyidea_call(privacyidea.enrol, config)
+                deadline = time.monotonic() + processes.HEALTH_TIMEOUT
             state["components"][spec.name] = _launch(config, spec)
             _write_state(config, state)
         for spec in to_start:
@@ -239,7 +263,21 @@ def _prepare(config: cfg.LabConfig, state: dict, binaries: dict[str, str], to_st
         state["seed"] = {**(seeded or {"users": config.users, "seconds": None}), "fresh": False}
     haproxy.prepare(config)
     components.write_app_files(config)
+    if "postgres" in starting:
+        try:
+            postgres.prepare(config, binaries)
+        except (RuntimeError, OSError) as exc:
+            raise LabError(f"preparing PostgreSQL failed: {exc}") from None
+    if "privacyidea" in starting:
+        _privacyidea_call(privacyidea.prepare, config)
     return state["seed"]
+
+
+def _privacyidea_call(function, config: cfg.LabConfig):
+    try:
+        return function(config)
+    except (RuntimeError, OSError) as exc:
+        raise LabError(f"preparing privacyIDEA failed: {exc}") from None
 
 
 def _launch(config: cfg.LabConfig, spec: components.Spec) -> dict:

@@ -41,11 +41,12 @@ def _lab_up(args: argparse.Namespace) -> int:
     from authbench_lab import config, lab
 
     backends = lab_call(lab.parse_backends, args.backend)
+    extras = lab_call(lab.parse_extras, ",".join(args.with_extras))
     lab_config = config.LabConfig(
         run_dir=args.lab_dir, base_port=args.base_port, backends=backends, users=args.users,
         stickiness=args.stickiness, client_storage=not args.no_client_storage, workers=args.workers,
         threads=args.threads, idp_cookie_path=args.idp_cookie_path, public_host=args.public_host or "",
-        listen=args.listen or "",
+        listen=args.listen or "", extras=extras, privacyidea_cache=_cache_seconds(args.privacyidea_cache),
     )
     result = lab_call(lab.up, lab_config)
     seed = result["seed"]
@@ -60,8 +61,18 @@ def _lab_up(args: argparse.Namespace) -> int:
         kept = f", {len(result['kept'])} already running" if result["kept"] else ""
         say(f"started {_count(result['started'], 'component')}{kept}; healthy in {result['seconds']:.1f} s")
     _print_endpoints(lab.endpoints(lab_config.run_dir))
+    for name in extras:
+        say(f"{name:<11} {result['state']['components'][name]['url']}")
     say(f"CA certificate: {lab_config.ca_cert}")
     return 0
+
+
+def _cache_seconds(text: str) -> int:
+    if text == "off":
+        return 0
+    if not text.isdigit():
+        raise CliError(f"--privacyidea-cache must be a number of seconds or off, got {text!r}")
+    return int(text)
 
 
 def _lab_down(args: argparse.Namespace) -> int:
@@ -193,6 +204,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     up.add_argument("--listen", metavar="ADDRESS",
                     help="where the HTTPS frontends (balancers, nodes, SPs) listen: 127.0.0.1 (default) or "
                     "0.0.0.0 inside a container")
+    up.add_argument("--with", dest="with_extras", action="append", default=[], metavar="NAME",
+                    help=f"also start an optional server: {', '.join(config.EXTRAS)} (comma list or repeated)")
+    up.add_argument("--privacyidea-cache", default="off", metavar="SECONDS|off",
+                    help="how long privacyIDEA keeps resolved users in its user cache (default off)")
     up.set_defaults(handler=_lab_up)
 
     down = commands.add_parser("down", parents=[run_dir], help="stop the lab")

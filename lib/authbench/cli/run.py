@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 from ..results.folder import abandon
 from ..signals import note
 from ..targets_lock import TargetBusy, lab_key, target_lock, url_key
-from . import EXIT_CRITERIA_FAILED, EXIT_FAILURE, CliError, ldap_run, say
+from . import EXIT_CRITERIA_FAILED, EXIT_FAILURE, CliError, ldap_run, pg_run, pi_run, say
 from .guards import check_ports, claim_run_folder
 from .options import (
     LAB_PROTECTED_PATH,
@@ -47,7 +47,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     target = run.add_argument_group("target")
     target.add_argument("--target", required=True,
                         help="the SP's protected URL (or, with --sp virtual, the IdP's SSO URL); "
-                        "lab:BACKEND for a cluster of the running embedded lab")
+                        "lab:BACKEND for a cluster of the running embedded lab; ldap://, lab:ldap, "
+                        "postgresql://host:port/db or lab:postgres for LDAP binds or database logins; "
+                        "lab:privacyidea or https://host/validate/check for OTP checks")
     target.add_argument("--sp", choices=("target", "virtual"), default="target",
                         help="target: go through the SP at --target (default); virtual: authbench is the SP")
     target.add_argument("--verify-signature", action="store_true",
@@ -80,6 +82,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     add_success_options(journey)
 
     ldap_run.add_options(run)
+    pi_run.add_options(run)
 
     output = run.add_argument_group("results")
     output.add_argument("--results", default="results", help="results folder (default ./results)")
@@ -218,6 +221,10 @@ def prepare(args: argparse.Namespace) -> PreparedRun:
 def _run(args: argparse.Namespace) -> int:
     if ldap_run.wants(args.target):  # LDAP binds in the same patterns (one process)
         return ldap_run.run(args, *_plan_options(args))
+    if pg_run.wants(args.target):  # database logins against LDAP, in the same patterns
+        return pg_run.run(args, *_plan_options(args))
+    if pi_run.wants(args.target):  # privacyIDEA's /validate/check (one process)
+        return pi_run.run(args, *_plan_options(args))
     prepared = prepare(args)
     worker_wait, connect_wait, master_timeout = _durations(args, "worker_wait", "connect_timeout", "master_timeout")
     if args.worker:
@@ -336,13 +343,15 @@ def _settings_argv(args: argparse.Namespace) -> list[str]:
     return argv
 
 
-def _run_worker(args: argparse.Namespace, settings: Any, connect_wait: float, master_timeout: float) -> int:
+def _run_worker(args: argparse.Namespace, settings: Any, connect_wait: float, master_timeout: float,
+                user_class: type | None = None) -> int:
+    """A worker process; `user_class` is the journey's (SAMLUser unless another journey's run passes its own)."""
     from ..distributed import DistributedError, worker
     from ..results.failures import FailureBudget
     from ..runner import create_environment
     from ..users.saml import SAMLUser
 
-    environment = create_environment(SAMLUser, settings)
+    environment = create_environment(user_class or SAMLUser, settings)
     environment.authbench.failures = FailureBudget(args.keep_failures)
     try:
         agent = worker.connect(environment, args.master_host, args.master_port, connect_wait=connect_wait,
