@@ -20,11 +20,14 @@ from typing import Any
 from locust.env import Environment
 
 from . import __version__, metrics
+from .openmodel import report as open_report
+from .openmodel.rates import LevelPlan
+from .openmodel.runner import run_any
 from .patterns import Plan
 from .results.recorder import SAMPLES_FILE, SUMMARY_FILE, Recorder, keep_cells, results_dir
 from .results.summary import Summary, averages_by_pattern, summarize
 from .results.table import format_runs, run_label
-from .runner import CellResult, create_environment, run_plan
+from .runner import CellResult, create_environment
 from .users.journey import JourneyUser, RunContext
 
 DEFAULT_CELL_TIME_LIMIT = 3600.0  # seconds one pattern × repetition may take before it is cut short
@@ -35,6 +38,7 @@ class RunReport:
     run_dir: Path
     cells: list[CellResult]
     summaries: list[tuple[str, Summary]]
+    extra: dict[str, Any] = dataclasses.field(default_factory=dict)  # top-level findings, e.g. the capacity
 
     @property
     def complete(self) -> bool:
@@ -57,7 +61,7 @@ def versions() -> dict[str, str]:
 
 
 def execute(
-    plan: Plan,
+    plan: Plan | LevelPlan,
     user_class: type[JourneyUser],
     settings: Any,
     *,
@@ -89,7 +93,8 @@ def execute(
     else:
         document = {
             "run_id": run_dir.name, "started": time.time(), "finished": None, "config": config,
-            "plan": {"patterns": [p.label for p in plan.patterns], "warmup_s": plan.warmup, "repeat": plan.repeat},
+            "plan": {"patterns": [p.label for p in plan.patterns], "warmup_s": plan.warmup, "repeat": plan.repeat,
+                     **open_report.plan_record(plan)},
             "versions": versions(), "machine": machine(), "cells": [], "averages": {},
         }
     summaries = [(run_label(c["pattern"], c["repetition"]), Summary.from_dict(c["summary"]))
@@ -100,13 +105,15 @@ def execute(
 
         def cell_done(cell: CellResult) -> None:
             summary = summarize(cell.samples)
-            label = run_label(cell.pattern.label, cell.repetition) + (" (degraded)" if cell.degraded else "")
+            label = run_label(cell.pattern.label, cell.repetition) + (" (degraded)" if cell.degraded else "") \
+                + open_report.label_suffix(cell)
             summaries.append((label, summary))
             cells.append(cell)
             entry = {"pattern": cell.pattern.label, "repetition": cell.repetition, "complete": cell.complete,
                      "summary": summary.to_dict(), "steps": cell.steps, **(cell_extras() if cell_extras else {})}
             if cell.degraded:
                 entry["degraded"] = cell.degraded
+            entry.update(open_report.cell_record(cell))
             document["cells"].append(entry)
             document["averages"] = {k: v.to_dict() for k, v in averages_by_pattern(document["cells"]).items()}
             recorder.write_summary(document)
@@ -124,7 +131,8 @@ def execute(
             listen(environment.authbench)
         server = metrics.serve(environment, metrics_port, metrics_host) if metrics_port is not None else None
         try:
-            run_plan(environment, plan, cell_time_limit=cell_time_limit)
+            extra = run_any(environment, plan, cell_time_limit=cell_time_limit)
+            document.update(extra)
         finally:
             events.sample.remove_listener(recorder.record)  # a caller's environment may run again
             events.cell_stop.remove_listener(cell_done)
@@ -135,7 +143,7 @@ def execute(
                 environment.runner.quit()
         document["finished"] = time.time()
         recorder.write_summary(document)
-    return RunReport(run_dir, cells, summaries)
+    return RunReport(run_dir, cells, summaries, extra)
 
 
 def _resumed(run_dir: Path) -> dict[str, Any] | None:
@@ -154,6 +162,7 @@ def _remark(cell: CellResult) -> str:
         lost = cell.degraded
         remarks.append(f"degraded: {lost['workers_lost']} worker(s) lost with {lost['users_lost']} users and "
                        f"{lost['journeys_lost']} journeys")
+    remarks += open_report.remarks(cell)
     return f" ({'; '.join(remarks)})" if remarks else ""
 
 
@@ -168,5 +177,8 @@ def _ms(value: float | None) -> str:
 def print_report(report: RunReport, say: Callable[[str], None] = print) -> None:
     say("")
     say(format_runs(report.summaries))
+    tables = open_report.format_report(report.cells, report.extra)
+    if tables:
+        say(tables)
     say(f"\nresults: {report.run_dir}")
     sys.stdout.flush()

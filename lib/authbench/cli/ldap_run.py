@@ -10,7 +10,7 @@ import argparse
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from . import EXIT_FAILURE, CliError, say
+from . import EXIT_FAILURE, CliError, openmodel, say
 from .options import accounts_from_args, lab_account_defaults, running_lab
 
 LDAP_SCHEMES = ("ldap://", "ldaps://")
@@ -96,7 +96,7 @@ def run(args: argparse.Namespace, plan, timeout: float, cell_limit: float) -> in
         raise CliError(problem)
     config = {"target": settings.endpoint.url, "journey": "ldap-bind", "ldap": settings.describe(),
               "timeout_s": timeout, "accounts": account_source}
-    say(f"target {settings.endpoint.url}: bind ok; plan {args.pattern}, warm-up {plan.warmup:g} s, "
+    say(f"target {settings.endpoint.url}: bind ok; plan {openmodel.plan_text(args, plan)}, warm-up {plan.warmup:g} s, "
         f"{plan.repeat} repetition(s)")
     port = settings.endpoint.port
     extras = (lambda: {"time_wait_after": time_wait_count(port)}) if args.new_connection else None

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from . import EXIT_FAILURE, CliError, ldap_run, say
+from . import EXIT_FAILURE, CliError, ldap_run, openmodel, say
 from .options import (
     LAB_PROTECTED_PATH,
     accounts_from_args,
@@ -33,8 +33,9 @@ DEFAULT_MASTER_PORT = 5557  # Locust's
 LOGIN_FORMS = ("auto", "keycloak", "shibboleth", "simplesamlphp")  # users.saml.LOGIN_FORMS, without importing Locust
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    run = subparsers.add_parser("run", help="headless load: SAML SSO journeys in threads x runs patterns")
+def add_parser(subparsers: argparse._SubParsersAction, name: str = "run",
+               help: str = "headless load: SAML SSO journeys in threads x runs patterns") -> argparse.ArgumentParser:
+    run = subparsers.add_parser(name, help=help)
     target = run.add_argument_group("target")
     target.add_argument("--target", required=True,
                         help="the SP's protected URL (or, with --sp virtual, the IdP's SSO URL); "
@@ -69,6 +70,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                          help="close connections after every journey (browser-like churn; TIME_WAIT counted)")
 
     ldap_run.add_options(run)
+    openmodel.add_options(run)
 
     output = run.add_argument_group("results")
     output.add_argument("--results", default="results", help="results folder (default ./results)")
@@ -92,6 +94,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                       help="--worker: quit when the master has sent no heartbeat for this long (default 10s)")
     settings = [action for group in (target, accounts, journey) for action in group._group_actions]
     run.set_defaults(handler=_run, settings_actions=settings)
+    return run
 
 
 def add_sp_metadata_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -147,6 +150,8 @@ def _plan_options(args: argparse.Namespace) -> tuple[Plan, float, float]:
         raise CliError(str(exc)) from None
     if timeout <= 0:
         raise CliError("--timeout must be more than 0")
+    if openmodel.wanted(args):
+        plan = openmodel.level_plan(args, plan.warmup, plan.repeat)
     return plan, timeout, cell_limit
 
 
@@ -204,7 +209,8 @@ def _run(args: argparse.Namespace) -> int:
     problem = preflight(settings)  # before any warm-up: unreachable target, no login form, refused account
     if problem:
         raise CliError(problem)
-    say(f"target {target}: reachable, login form found; plan {args.pattern}, warm-up {plan.warmup:g} s, "
+    say(f"target {target}: reachable, login form found; plan {openmodel.plan_text(args, plan)}, "
+        f"warm-up {plan.warmup:g} s, "
         f"{plan.repeat} repetition(s)")
     port = urlsplit(target).port or (443 if target.startswith("https") else 80)
     extras = (lambda: {"time_wait_after": time_wait_count(port)}) if args.new_connection else None
