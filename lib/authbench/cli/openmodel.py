@@ -106,8 +106,6 @@ def _level_plan(args: argparse.Namespace, warmup: float, repeat: int, rates: Any
         levels, listed_max = rates.parse_levels(args.levels, warmup)
         wants_max = wants_max or listed_max
     slo = rates.parse_slo(args.slo) if args.slo else None
-    if wants_max and slo is None:
-        raise PlanError("the capacity search (max) needs --slo, e.g. --slo 'p99<500ms,errors<1%'")
     try:
         users = int(args.max_users)
     except ValueError:
@@ -117,6 +115,8 @@ def _level_plan(args: argparse.Namespace, warmup: float, repeat: int, rates: Any
     seed = args.seed if args.seed is not None or args.arrivals != rates.POISSON else secrets.randbits(SEED_BITS)
     arrivals = rates.Arrivals(args.arrivals, seed, users, parse_duration(args.queue_for),
                               parse_duration(args.late_after))
+    if wants_max and slo is None:
+        raise PlanError("the capacity search (max) needs --slo, e.g. --slo 'p99<500ms,errors<1%'")
     search = _search(args, rates) if wants_max else None
     return rates.LevelPlan(levels, arrivals, repeat, search, slo)
 
