@@ -8,6 +8,7 @@ import json
 import pytest
 
 from authbench.cli import main
+from authbench.report import write_report
 from authbench.results.recorder import read_samples
 
 
@@ -96,6 +97,10 @@ def test_capacity_search_on_the_lab_converges(lab_env, tmp_path, capsys):
     failing = [s["rate"] for s in found["steps"] if not s["passed"] and s["stage"] != "confirm"]
     assert max(passing) == found["last_pass"] and min(failing) == found["first_fail"]
     assert "maximum capacity:" in out
+    write_report(tmp_path / "c")
+    report = (tmp_path / "c" / "report.md").read_text()
+    assert "c: capacity search" in report and (tmp_path / "c" / "report-capacity.png").stat().st_size > 0
+    assert report.count("| FAIL |") == sum(not s["passed"] for s in found["steps"])
 
 
 @pytest.mark.parametrize(("args", "message"), [

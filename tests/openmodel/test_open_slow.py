@@ -9,6 +9,7 @@ from sleepy_server import SleepyServer, SleepyUser
 
 from authbench import headless
 from authbench.openmodel.rates import Arrivals, Level, LevelPlan
+from authbench.report import write_report
 from authbench.results.recorder import read_samples
 
 DELAY = 0.05  # seconds the server sleeps per request: one user serves at most 20 journeys a second
@@ -51,6 +52,9 @@ def test_a_slow_server_grows_latency_from_intended_start_not_service_time(tmp_pa
     assert record["service_ms"]["p99"] < 20 * DELAY * 1000  # the server's time stays near its delay
     assert any("overload #1 (not sustained)" in line for line in lines)
     assert any(line.rstrip().endswith("NO") for line in lines)  # the levels table
+    write_report(tmp_path / "slow")
+    report = (tmp_path / "slow" / "report.md").read_text()
+    assert "overload #1 (not sustained)" in report and "**Load levels**" in report and "| NO |" in report
 
 
 def test_max_users_drops_are_counted(tmp_path):

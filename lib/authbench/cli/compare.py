@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from . import EXIT_FAILURE, CliError, say
+from . import EXIT_FAILURE, CliError, openmodel, say
 from .options import (
     accounts_from_args,
     add_account_options,
@@ -24,11 +24,13 @@ from .options import (
     tls_verify,
 )
 
+OPEN_OPTIONS = ("rate", "duration", "levels", "arrivals", "max_users", "queue_for", "late_after", "slo", "start_rate",
+                "growth", "precision", "max_rate", "step_duration", "step_warmup")  # cli/openmodel.py's
 # The options that define a campaign: stored in campaign.json, taken from there by --resume.
 STORED_OPTIONS = ("backends", "target", "lb", "node", "pattern", "warmup", "repeat", "cell_time_limit",
                   "account", "accounts_csv", "accounts_template", "password_rule", "order", "seed",
                   "ca_bundle", "insecure", "lab_dir", "base_port", "users", "timeout", "prometheus",
-                  "prometheus_query")
+                  "prometheus_query", *OPEN_OPTIONS)
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -58,6 +60,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     plan.add_argument("--repeat", type=int, default=3, help="repetitions of each pattern (default 3)")
     plan.add_argument("--cell-time-limit", default="1h", help="a cell taking longer is cut short (default 1h)")
     add_account_options(parser)
+    openmodel.add_options(parser)
 
     lab = parser.add_argument_group("the lab (with --backends)")
     lab.add_argument("--lab-dir", default=default_run_dir(), help="its run directory (a running lab there is used)")
@@ -146,6 +149,8 @@ def _compare(args: argparse.Namespace) -> int:
         cell_limit, timeout = parse_duration(args.cell_time_limit), parse_duration(args.timeout)
     except PlanError as exc:
         raise CliError(str(exc)) from None
+    if openmodel.wanted(args):  # levels instead of patterns: backends compared at equal arrival rates
+        plan = openmodel.level_plan(args, plan.warmup, plan.repeat)
     prometheus = _prometheus(args)
     lab_config, start_lab = None, False
     if args.target:

@@ -33,6 +33,7 @@ class Cell:
     summary: Summary
     status: str = DONE  # DONE, CUT_SHORT (time limit) or INCOMPLETE (the run was killed during it)
     resources: dict[str, Any] | None = None
+    open: dict[str, Any] | None = None  # an open-model level's rates, starts and two latencies (openmodel)
 
     @property
     def threads(self) -> int:
@@ -161,7 +162,7 @@ def _run(folder: Path, backend: str) -> Run:
             raise ReportError(f"{folder / SUMMARY_FILE}: a cell lacks {exc}; the file is damaged") from None
         listed.add(key)
         status = DONE if entry.get("complete", True) else CUT_SHORT
-        cells.append(Cell(backend, key[0], key[1], summary, status, entry.get("resources")))
+        cells.append(Cell(backend, key[0], key[1], summary, status, entry.get("resources"), entry.get("open")))
     for (pattern, repetition), group in split_runs(samples).items():
         if (pattern, repetition) not in listed:  # killed during this cell: its figures come from its samples
             summary = summarize(group)

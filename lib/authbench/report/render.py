@@ -16,6 +16,7 @@ from urllib.parse import urlsplit, urlunsplit
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from .findings import caveats, findings
+from .levels import capacity_tables, levels_table
 from .load import Results
 from .plots import Plot
 from .tables import Table, checks_table, cpu_tables, distribution_table, overview_table, run_tables
@@ -54,6 +55,8 @@ def sections(results: Results, plots: list[Plot]) -> dict[str, Any]:
         "overview": overview_table(results),
         "checks": checks_table(results),
         "runs": run_tables(results),
+        "levels": levels_table(results),
+        "capacity": capacity_tables(results),
         "distribution": distribution_table(results),
         "cpu": cpu_tables(results),
         "plots": by_name,

@@ -50,6 +50,7 @@ def run_tables(results: Results) -> list[Table]:
             cells = [c for c in run.cells if c.pattern == pattern]
             for cell in cells:
                 label = run_label(pattern, cell.repetition) + ("" if cell.status == DONE else f" ({cell.status})")
+                label += " (not sustained)" if cell.open and not cell.open.get("sustained", True) else ""
                 rows.append([label, *_figures(cell.summary)])
             counted = [c.summary for c in cells if c.status != INCOMPLETE]
             if len(counted) > 1:
