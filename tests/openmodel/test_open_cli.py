@@ -133,3 +133,17 @@ def test_bad_input_gives_one_line_and_exit_2(tmp_path, capsys, command, args, me
 def test_capacity_without_slo(tmp_path, capsys):
     code, _, err = cli(["capacity", "--target", "lab:ldap", "--results", str(tmp_path)], capsys)
     assert code == 2 and "needs --slo" in err and err.count("\n") == 1
+
+
+def test_compare_backends_at_equal_arrival_rates(lab, tmp_path, capsys):
+    code, out, _ = cli(["compare", "--lab-dir", str(lab.run_dir), "--backends", "stateless,local", "--levels",
+                        "typical=10/s:1s,peak=20/s:1s", "--warmup", "0.3s", "--repeat", "1", "--results",
+                        str(tmp_path), "--campaign-id", "c"], capsys)
+    assert code == 0, out
+    for backend in ("stateless", "local"):
+        run = json.loads((tmp_path / "c" / "runs" / backend / "summary.json").read_text())
+        assert [(c["pattern"], c["open"]["planned"], c["summary"]["tests"]) for c in run["cells"]] == [
+            ("typical", 10, 10), ("peak", 20, 20)]
+        assert run["cells"][1]["resources"]["components"]["idp-a"]["cpu_s"] >= 0  # sampled per level
+    report = (tmp_path / "c" / "report.md").read_text()
+    assert "**Load levels**" in report and "| local | peak #1 | 20 |" in report
