@@ -25,7 +25,7 @@ from ..results.sample import ERROR, MEASURED, OK, Sample
 from ..results.summary import HISTOGRAM_HIGHEST_US, HISTOGRAM_LOWEST_US, HISTOGRAM_SIGNIFICANT_DIGITS
 from ..users.journey import UNEXPECTED_ERROR, JourneyFailed, JourneyOutcome, JourneyUser
 from .rates import Arrivals, Level
-from .schedule import Schedule, make_schedule
+from .schedule import Schedule
 
 START_LEAD = 0.05  # seconds between planning a level and its first slot, so slot 0 is not late by the setup
 DRAIN_TIMEOUT = 60.0  # seconds journeys still running after the last slot may take before they are cut off
@@ -132,8 +132,8 @@ class LevelDriver:
         self.outcome = LevelOutcome(level, arrivals)
 
     def schedule(self) -> Schedule:
-        return make_schedule(self.level.rate, self.level.duration, self.level.warmup, self.arrivals.kind,
-                             self.arrivals.seed)
+        return Schedule(self.level.rate, self.level.duration, self.level.warmup, self.arrivals.kind,
+                        self.arrivals.seed)
 
     def run(self, time_limit: float) -> LevelOutcome:
         """Every slot of the level, then the journeys still running (bounded by DRAIN_TIMEOUT)."""
@@ -146,10 +146,11 @@ class LevelDriver:
         group = Group()
         measuring = False
         try:
-            for slot in plan.slots:
+            slots = iter(plan)
+            for slot in slots:
                 intended = epoch + slot.offset
                 if intended > deadline:
-                    out.not_reached = sum(1 for s in plan.slots[slot.index:] if s.phase == MEASURED)
+                    out.not_reached = (slot.phase == MEASURED) + sum(1 for s in slots if s.phase == MEASURED)
                     break
                 if slot.phase == MEASURED and not measuring:
                     measuring = True

@@ -2,12 +2,14 @@
 
 Constant spacing puts slot k at k / rate; Poisson arrivals draw exponential gaps from a seeded
 random generator, so the same seed gives the same schedule. Warm-up slots come first, then exactly
-round(rate × duration) measured slots at constant spacing.
+round(rate × duration) measured slots at constant spacing. Slots are generated as they are needed,
+so a long level at a high rate costs no memory up front.
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..results.sample import MEASURED, WARMUP
@@ -21,38 +23,52 @@ class Slot:
     phase: str  # WARMUP or MEASURED
 
 
-def constant_offsets(rate: float, duration: float) -> list[float]:
-    return [k / rate for k in range(round(rate * duration))]
+def constant_offsets(rate: float, duration: float) -> Iterator[float]:
+    return (k / rate for k in range(round(rate * duration)))
 
 
-def poisson_offsets(rate: float, duration: float, rng: random.Random) -> list[float]:
-    offsets, at = [], rng.expovariate(rate)
+def poisson_offsets(rate: float, duration: float, rng: random.Random) -> Iterator[float]:
+    at = rng.expovariate(rate)
     while at < duration:
-        offsets.append(at)
+        yield at
         at += rng.expovariate(rate)
-    return offsets
 
 
 @dataclass(frozen=True)
 class Schedule:
-    slots: list[Slot]
-    measured_begin: float  # offset where the measured phase begins (the warm-up's end)
+    """One level's slots: warm-up ones (phase WARMUP) then measured ones, in time order."""
+
+    rate: float
+    duration: float
+    warmup: float
+    kind: str = CONSTANT
+    seed: int | None = None
+
+    @property
+    def measured_begin(self) -> float:
+        """Offset where the measured phase begins: the warm-up's end (at constant spacing, its next slot)."""
+        return self.warmup if self.kind == POISSON else round(self.rate * self.warmup) / self.rate
+
+    def __iter__(self) -> Iterator[Slot]:
+        if self.kind == POISSON:
+            rng = random.Random(self.seed)
+            warm = poisson_offsets(self.rate, self.warmup, rng)
+            measured = poisson_offsets(self.rate, self.duration, rng)
+        else:
+            warm, measured = constant_offsets(self.rate, self.warmup), constant_offsets(self.rate, self.duration)
+        index = 0
+        for offset in warm:  # exhausted before `measured` draws: the random sequence stays in order
+            yield Slot(index, offset, WARMUP)
+            index += 1
+        begin = self.measured_begin
+        for offset in measured:
+            yield Slot(index, begin + offset, MEASURED)
+            index += 1
 
     @property
     def planned(self) -> int:
         """Measured slots."""
-        return sum(1 for slot in self.slots if slot.phase == MEASURED)
+        if self.kind != POISSON:
+            return round(self.rate * self.duration)
+        return sum(1 for slot in self if slot.phase == MEASURED)
 
-
-def make_schedule(rate: float, duration: float, warmup: float, kind: str = CONSTANT,
-                  seed: int | None = None) -> Schedule:
-    """Every slot of one level: warm-up ones (phase WARMUP) then measured ones, in time order."""
-    if kind == POISSON:
-        rng = random.Random(seed)
-        warm, measured = poisson_offsets(rate, warmup, rng), poisson_offsets(rate, duration, rng)
-        begin = warmup
-    else:
-        warm, measured = constant_offsets(rate, warmup), constant_offsets(rate, duration)
-        begin = len(warm) / rate  # the measured slots go on at the same spacing
-    timeline = [(offset, WARMUP) for offset in warm] + [(begin + offset, MEASURED) for offset in measured]
-    return Schedule([Slot(index, offset, phase) for index, (offset, phase) in enumerate(timeline)], begin)
