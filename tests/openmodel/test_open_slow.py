@@ -66,3 +66,25 @@ def test_max_users_drops_are_counted(tmp_path):
     assert document["cells"][0]["summary"]["tests"] == record["started"]  # a dropped start is not a test
     assert not record["sustained"] and any("dropped" in reason for reason in record["not_sustained_because"])
     assert any(f"{record['dropped']} dropped" in line for line in lines)
+
+
+def test_metrics_show_the_levels_rates_and_starts(tmp_path):
+    from authbench.metrics import install
+    from authbench.runner import create_environment
+
+    environment = create_environment(SleepyUser, 0)
+    environment.create_local_runner()
+    registry = install(environment).registry
+    assert registry.get_sample_value("authbench_level_target_rate") == 0  # no level yet
+    with SleepyServer(DELAY) as server:
+        environment.authbench.settings = server.port
+        headless.execute(LevelPlan((Level("capped", 40.0, 1.0),), Arrivals(max_users=1, queue_for=0.0)), SleepyUser,
+                         server.port, config={}, results_base=tmp_path, run_id="m", say=lambda _: None,
+                         environment=environment)
+    record = json.loads((tmp_path / "m" / "summary.json").read_text())["cells"][0]["open"]
+    assert registry.get_sample_value("authbench_level_target_rate") == 40.0
+    assert registry.get_sample_value("authbench_level_starts_dropped") == record["dropped"] > 0
+    assert registry.get_sample_value("authbench_level_starts_late") == record["late"]
+    assert registry.get_sample_value("authbench_level_achieved_rate") == record["achieved_rate"]
+    assert registry.get_sample_value("authbench_cell_journeys_done") == record["started"]
+    environment.runner.quit()

@@ -82,6 +82,7 @@ class LevelOutcome:
     last_sent: float | None = None
     measured_begin: float = 0.0  # epoch seconds
     peak_in_flight: int = 0
+    finished: bool = False
     response: Latencies = field(default_factory=Latencies)  # from the intended start, successful journeys
     service: Latencies = field(default_factory=Latencies)  # from the actual send, successful journeys
     lag: Latencies = field(default_factory=Latencies)  # actual send - intended start, every started journey
@@ -96,6 +97,13 @@ class LevelOutcome:
     @property
     def achieved_rate(self) -> float:
         return self.started / self.window if self.window > 0 else 0.0
+
+    def live_rate(self, now: float) -> float:
+        """Measured starts per second since the measured phase began (0 before it; the final rate after it)."""
+        if self.finished:
+            return self.achieved_rate
+        elapsed = now - self.measured_begin
+        return self.started / elapsed if elapsed > 0 and self.started else 0.0
 
     @property
     def scheduled_rate(self) -> float:
@@ -161,6 +169,7 @@ class LevelDriver:
                 group.spawn(self._start, slot.index, intended, slot.phase)
             group.join(timeout=DRAIN_TIMEOUT)
         finally:
+            out.finished = True
             group.kill(block=True, timeout=5)
             for user in self._users:
                 with contextlib.suppress(Exception):  # a user that cannot close must not lose the results

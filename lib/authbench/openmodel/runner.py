@@ -91,6 +91,7 @@ def run_level(environment: Environment, level: Level, repetition: int, plan: Lev
     events.cell_start.fire(pattern=level, repetition=repetition, warmup_s=level.warmup)
     driver = LevelDriver(environment, environment.user_classes[0], level, repetition, plan.arrivals,
                          on_measured=measuring, on_sample=lambda sample: events.sample.fire(sample=sample))
+    context.level = driver.outcome
     outcome = driver.run(level.warmup + cell_time_limit)
     complete = not outcome.not_reached and not outcome.unfinished
     result = OpenCellResult(level, repetition, outcome.samples, complete, _step_stats(environment),

@@ -45,6 +45,7 @@ class RunContext:
     events: RunEvents = field(default_factory=RunEvents)
     coordinator: Any = None  # distributed.master.Coordinator on a master
     metrics: Any = None  # metrics.Metrics once /metrics is installed
+    level: Any = None  # openmodel.driver.LevelOutcome of the arrival-rate level running (or last run)
 
 
 class JourneyUser(User):
