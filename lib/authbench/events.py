@@ -23,6 +23,9 @@ class RunEvents:
     cell_stop: EventHook
     """(cell: runner.CellResult) a pattern × repetition ended, complete or cut short."""
 
+    failure: EventHook
+    """(evidence: results.failures.Evidence) one of the first failing journeys of its reason, to keep."""
+
     def __init__(self) -> None:
-        for name in ("sample", "cell_start", "measuring", "cell_stop"):
+        for name in ("sample", "cell_start", "measuring", "cell_stop", "failure"):
             setattr(self, name, EventHook())

@@ -24,6 +24,7 @@ from .openmodel import report as open_report
 from .openmodel.rates import LevelPlan
 from .openmodel.runner import run_any
 from .patterns import Plan
+from .results.failures import DEFAULT_KEEP, FailureBudget, FailureKeeper, failures_section, format_failures
 from .results.recorder import SAMPLES_FILE, SUMMARY_FILE, Recorder, keep_cells, results_dir
 from .results.summary import Summary, averages_by_pattern, summarize
 from .results.table import format_runs, run_label
@@ -38,6 +39,7 @@ class RunReport:
     run_dir: Path
     cells: list[CellResult]
     summaries: list[tuple[str, Summary]]
+    failures: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)  # summary.json's `failures`
     extra: dict[str, Any] = dataclasses.field(default_factory=dict)  # top-level findings, e.g. the capacity
 
     @property
@@ -76,6 +78,7 @@ def execute(
     environment: Environment | None = None,
     metrics_port: int | None = None,
     metrics_host: str = metrics.DEFAULT_METRICS_HOST,
+    keep_failures: int = DEFAULT_KEEP,
 ) -> RunReport:
     """Run the plan; `config` describes the run for the record and must hold no secrets.
 
@@ -100,6 +103,15 @@ def execute(
     summaries = [(run_label(c["pattern"], c["repetition"]), Summary.from_dict(c["summary"]))
                  for c in document["cells"]]
     cells: list[CellResult] = []
+    keeper = FailureKeeper(run_dir, keep_failures)
+
+    def failures() -> dict[str, Any]:
+        totals: dict[str, int] = {}
+        for cell in document["cells"]:
+            for reason, count in cell["summary"].get("reasons", {}).items():
+                totals[reason] = totals.get(reason, 0) + count
+        return failures_section(totals, keeper.examples)
+
     with Recorder(run_dir) as recorder:
         recorder.write_summary(document)
 
@@ -116,6 +128,7 @@ def execute(
             entry.update(open_report.cell_record(cell))
             document["cells"].append(entry)
             document["averages"] = {k: v.to_dict() for k, v in averages_by_pattern(document["cells"]).items()}
+            document["failures"] = failures()
             recorder.write_summary(document)
             say(f"{label}: {summary.tests} tests, {summary.errors} errors, {_tps(summary)} TPS, "
                 f"mean {_ms(summary.mean_ms)} ms{_remark(cell)}")
@@ -124,9 +137,11 @@ def execute(
         if environment is None:
             environment = create_environment(user_class, settings)
             environment.create_local_runner()
+        environment.authbench.failures = FailureBudget(keep_failures)
         events = environment.authbench.events
         events.sample.add_listener(recorder.record)
         events.cell_stop.add_listener(cell_done)
+        events.failure.add_listener(keeper.keep_evidence)
         if listen is not None:
             listen(environment.authbench)
         server = metrics.serve(environment, metrics_port, metrics_host) if metrics_port is not None else None
@@ -136,14 +151,16 @@ def execute(
         finally:
             events.sample.remove_listener(recorder.record)  # a caller's environment may run again
             events.cell_stop.remove_listener(cell_done)
+            events.failure.remove_listener(keeper.keep_evidence)
             if server is not None:
                 server.shutdown()
                 server.server_close()
             if own:
                 environment.runner.quit()
         document["finished"] = time.time()
+        document["failures"] = failures()
         recorder.write_summary(document)
-    return RunReport(run_dir, cells, summaries, extra)
+    return RunReport(run_dir, cells, summaries, document["failures"], extra)
 
 
 def _resumed(run_dir: Path) -> dict[str, Any] | None:
@@ -177,6 +194,8 @@ def _ms(value: float | None) -> str:
 def print_report(report: RunReport, say: Callable[[str], None] = print) -> None:
     say("")
     say(format_runs(report.summaries))
+    for line in format_failures(report.failures, report.run_dir):
+        say(line)
     tables = open_report.format_report(report.cells, report.extra)
     if tables:
         say(tables)

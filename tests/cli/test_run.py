@@ -79,7 +79,7 @@ def test_virtual_sp_with_signature_check(lab_env, tmp_path, capsys):
         (["--pattern", ","], "pattern list is empty"),
         (["--warmup", "soon"], "duration 'soon'"),
         (["--accounts-csv", "/nonexistent/accounts.csv"], "cannot read accounts file"),
-        (["--accounts-template", "user{000..199}", "--password-rule", "nope-{user}"], "refused the account"),
+        (["--accounts-template", "user{000..199}", "--password-rule", "nope-{user}"], "bad credentials"),
         (["--target", "lab:nosuchbackend"], "has no 'nosuchbackend' cluster"),
     ],
 )
@@ -93,10 +93,11 @@ def test_bad_input_gives_one_line_and_exit_2(lab_env, tmp_path, capsys, args, me
 def test_unreachable_target_and_page_without_login_form(lab_env, tmp_path, capsys):
     common = ["--accounts-template", "user{0..9}", "--ca-bundle", str(lab_env.ca_cert), "--results", str(tmp_path)]
     code, _, err = run(["--target", "https://127.0.0.1:9/secure/", *common], capsys)
-    assert code == 2 and "https://127.0.0.1:9/secure/ is unreachable" in err
+    assert code == 2 and "(https://127.0.0.1:9/secure/): connection error" in err and "check --target's host" in err
     metadata = lab_env.lb_url("local") + "/idp/shibboleth"
     code, _, err = run(["--target", metadata, *common], capsys)
-    assert code == 2 and "never showed a login form" in err and "/idp/shibboleth" in err
+    assert code == 2 and "no redirect to an IdP and no login form" in err and "/idp/shibboleth" in err
+    assert "--target must be a page the SP protects" in err
 
 
 def test_unknown_option_value_and_unwritable_results(lab_env, tmp_path, capsys):

@@ -59,7 +59,8 @@ def account(lab: LabConfig, index: int) -> tuple[str, str]:
 
 def test_reasons_are_the_documented_strings():
     assert REASONS == ("http status", "no login form found", "bad credentials", "stale request",
-                       "saml status not success", "sp refused the response", "timeout", "connection error")
+                       "saml status not success", "sp refused the response", "page not as expected", "timeout",
+                       "connection error")
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -58,13 +58,13 @@ def test_round_trip_with_header_and_awkward_text(tmp_path: Path) -> None:
     samples = [
         sample(0),
         sample(1, outcome=ERROR, reason='idp said "no", then 500', phase=WARMUP),
-        sample(2, outcome=ERROR, reason="line one\nline two", account="o'brien, pat"),
+        sample(2, outcome=ERROR, reason="line one\nline two", account="o'brien, pat", detail='ACS: 403 "x", y'),
         sample(3, pattern="", repetition=0, account=""),
     ]
     path = write_rows(tmp_path / "run", samples)
     lines = path.read_text().splitlines()
     assert lines[0] == ",".join(COLUMNS)
-    assert lines[1] == "1795264764.125000,2026-11-21T12:39:24.125Z,12.500,0,0,ok,,measured,10x200,1,user0000"
+    assert lines[1] == "1795264764.125000,2026-11-21T12:39:24.125Z,12.500,0,0,ok,,measured,10x200,1,user0000,"
     assert list(read_samples(path)) == samples
 
 

@@ -111,14 +111,22 @@ def test_run_started_here_is_written_and_shown_with_failures(lab_env, tmp_path):
     summary = document["cells"][0]["summary"]
     assert document["finished"] and summary["tests"] == 20 and summary["errors"] == 4  # preflight took user000
     assert state["rows"][0]["summary"]["tests"] == 20 and state["rows"][0]["summary"]["tps"] == summary["tps"]
-    assert state["reasons"] == [{"reason": "bad credentials", "measured": 4, "warmup": state["reasons"][0]["warmup"]}]
+    assert state["reasons"] == [{"reason": "bad credentials", "measured": 4, "warmup": state["reasons"][0]["warmup"],
+                                 "example": "bad-credentials-1.txt"}]
+    example = client.get(f"/authbench/failures/{run_id}/bad-credentials-1.txt")  # the page links it
+    assert example.status_code == 200 and example.mimetype == "text/plain"
+    assert "reason: bad credentials" in example.get_data(as_text=True) and "[IdP login POST]" in example.get_data(
+        as_text=True)
+    assert client.get(f"/authbench/failures/{run_id}/..%2Fsummary.json").status_code == 404
+    assert document["failures"]["bad credentials"] == {"journeys": 4, "examples": [
+        "failures/bad-credentials-1.txt", "failures/bad-credentials-2.txt", "failures/bad-credentials-3.txt"]}
     assert state["journeys"]["measured"] == 20 and state["journeys"]["planned"] == 20
     assert sum(u["measured"] for u in state["current"]["per_user"]) == 20
     assert document["config"]["accounts"]["type"] == "csv"
     # No password anywhere the UI serves: ours, Locust's JSON, the run folder.
     served = "".join(client.get(path).get_data(as_text=True) for path in (
         "/authbench/api/state", "/authbench/api/campaign", "/", "/stats/requests", "/exceptions", "/logs", "/tasks"))
-    written = (tmp_path / "results" / run_id / "samples.csv").read_text() + json.dumps(document)
+    written = "".join(path.read_text() for path in (tmp_path / "results" / run_id).rglob("*") if path.is_file())
     assert "pw-" not in served + written and "wrong" not in served + written
     scraped = client.get("/metrics").get_data(as_text=True)  # the UI's runs, for Prometheus
     assert 'authbench_journeys_total{outcome="error",phase="measured",reason="bad credentials"} 4.0' in scraped

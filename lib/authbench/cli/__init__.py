@@ -10,6 +10,7 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Sequence
+from typing import NoReturn
 
 PROG = "authbench"
 DEBUG_ENV = "AUTHBENCH_DEBUG"  # set to 1 to get tracebacks instead of one-line errors
@@ -22,6 +23,13 @@ class CliError(Exception):
         super().__init__(message)
         self.exit_code = exit_code
         self.details = list(details)
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse with one-line errors: what is wrong and where to read more, exit 2 (not the whole usage)."""
+
+    def error(self, message: str) -> NoReturn:  # type: ignore[override]
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {_one_line(message)} (see {self.prog} --help)\n")
 
 
 def say(text: str = "") -> None:
@@ -41,7 +49,7 @@ def _subcommands() -> dict[str, Callable[[argparse._SubParsersAction], None]]:
 def build_parser() -> argparse.ArgumentParser:
     from authbench import __version__
 
-    parser = argparse.ArgumentParser(prog=PROG, description="Load tests for authentication systems.")
+    parser = OneLineParser(prog=PROG, description="Load tests for authentication systems.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add in _subcommands().values():
@@ -57,7 +65,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] and argv[0] in LOAD_COMMANDS:
         import locust  # noqa: F401  (monkey-patches with gevent; must precede any import of ssl)
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # said by the subcommand's parser, so the hint names its --help
+        subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        subparsers.choices[args.command].error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         return args.handler(args)
     except CliError as exc:

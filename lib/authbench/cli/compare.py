@@ -17,10 +17,12 @@ from . import EXIT_FAILURE, CliError, openmodel, say
 from .options import (
     accounts_from_args,
     add_account_options,
+    add_success_options,
     add_tls_options,
     check_url,
     lab_account_defaults,
     lab_cluster,
+    success_rule,
     tls_verify,
 )
 
@@ -30,7 +32,7 @@ OPEN_OPTIONS = ("rate", "duration", "levels", "arrivals", "max_users", "queue_fo
 STORED_OPTIONS = ("backends", "target", "lb", "node", "pattern", "warmup", "repeat", "cell_time_limit",
                   "account", "accounts_csv", "accounts_template", "password_rule", "order", "seed",
                   "ca_bundle", "insecure", "lab_dir", "base_port", "users", "timeout", "prometheus",
-                  "prometheus_query", *OPEN_OPTIONS)
+                  "prometheus_query", "expect", "expect_regex", "expect_status", "keep_failures", *OPEN_OPTIONS)
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -60,6 +62,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     plan.add_argument("--repeat", type=int, default=3, help="repetitions of each pattern (default 3)")
     plan.add_argument("--cell-time-limit", default="1h", help="a cell taking longer is cut short (default 1h)")
     add_account_options(parser)
+    add_success_options(parser.add_argument_group("what counts as logged in"))
     openmodel.add_options(parser)
 
     lab = parser.add_argument_group("the lab (with --backends)")
@@ -263,19 +266,23 @@ def _target_run(args, target, plan, lab_config, verify, timeout, cell_limit, pro
     from ..resources import GENERATOR, RESOURCES_FILE, ResourceSampler, lab_components
     from ..users.saml import SAMLSettings, SAMLUser, preflight
 
+    rule = success_rule(args)
     lab_defaults = lab_account_defaults(lab_config) if lab_config is not None else None
     picker, account_source = accounts_from_args(args, lab_defaults)
     settings = SAMLSettings.build(
         target=target.url, accounts=picker, verify=verify, timeout=timeout, login_form="auto", username_field=None,
         password_field=None, reuse_session=False, new_connection=False, virtual_sp=False, verify_signature=False,
-        idp_cert=None)
-    problem = preflight(settings)  # before any load: unreachable target, no login form, refused account
+        idp_cert=None, rule=rule)
+    check = preflight(settings)  # before any load: one whole login, every hop shown
+    for line in check.lines():
+        say(f"{target.name}: {line}")
+    problem = check.problem()
     if problem:
         raise CliError(f"{target.name}: {problem}")
     first = picker.pick()
     config = {"target": target.url, "sp": "target", "timeout_s": timeout, "accounts": account_source,
               "tls_verify": verify if isinstance(verify, bool) else f"CA bundle {verify}",
-              "login_form": settings.describe_fields()}
+              "login_form": settings.describe_fields(), "success_rule": rule.describe()}
 
     def run(runs_dir: Path, listen) -> bool:
         components = {GENERATOR: os.getpid()}
@@ -283,7 +290,7 @@ def _target_run(args, target, plan, lab_config, verify, timeout, cell_limit, pro
             from authbench_lab import lab
 
             components = lab_components(lab.read_state(lab_config.run_dir) or {}, target.name)
-        (runs_dir / target.name).mkdir(parents=True, exist_ok=True)
+        check.save(runs_dir / target.name)
         sampler = ResourceSampler(components, runs_dir / target.name / RESOURCES_FILE, prometheus=prometheus).start()
 
         def subscribe(context) -> None:
@@ -293,7 +300,8 @@ def _target_run(args, target, plan, lab_config, verify, timeout, cell_limit, pro
         try:
             report = headless.execute(plan, SAMLUser, settings, config=config, results_base=runs_dir,
                                       run_id=target.name, cell_time_limit=cell_limit, say=say, listen=subscribe,
-                                      cell_extras=lambda: {"resources": sampler.cell_summary()}, resume=True)
+                                      cell_extras=lambda: {"resources": sampler.cell_summary()}, resume=True,
+                                      keep_failures=args.keep_failures)
         finally:
             sampler.stop()
         return report.complete

@@ -96,8 +96,8 @@ def run(args: argparse.Namespace, plan, timeout: float, cell_limit: float) -> in
         raise CliError(problem)
     config = {"target": settings.endpoint.url, "journey": "ldap-bind", "ldap": settings.describe(),
               "timeout_s": timeout, "accounts": account_source}
-    say(f"target {settings.endpoint.url}: bind ok; plan {openmodel.plan_text(args, plan)}, warm-up {plan.warmup:g} s, "
-        f"{plan.repeat} repetition(s)")
+    say(f"target {settings.endpoint.url}: bind ok; plan {openmodel.plan_text(args, plan)}, "
+        f"warm-up {plan.warmup:g} s, {plan.repeat} repetition(s)")
     port = settings.endpoint.port
     extras = (lambda: {"time_wait_after": time_wait_count(port)}) if args.new_connection else None
     report = headless.execute(plan, LDAPUser, settings, config=config, results_base=run_dir.parent,

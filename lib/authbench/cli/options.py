@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
     from ..accounts import AccountPicker
     from ..cluster_checks import Cluster
+    from ..journeys.success import SuccessRule
 
 PASSWORD_ENV = "AUTHBENCH_PASSWORD"  # where a single account's password comes from by default
 LAB_PROTECTED_PATH = "/secure/"
@@ -125,3 +126,30 @@ def lab_cluster(config: LabConfig, backend: str) -> Cluster:
     return Cluster(sp_url=config.sp_url(backend) + LAB_PROTECTED_PATH, lb_url=config.lb_url(backend),
                    nodes={"A": config.node_url(backend, "a"), "B": config.node_url(backend, "b")},
                    verify=str(config.ca_cert))
+
+
+# -- what counts as logged in, and what is kept of failures -------------------------------------------
+
+
+def add_success_options(group: argparse._ArgumentGroup) -> None:
+    from ..results.failures import DEFAULT_KEEP
+
+    group.add_argument("--expect", metavar="TEXT",
+                       help="text the SP's page after login must contain; {user} is the account's user name "
+                       "(default: any 2xx page of the SP that is not a login form and not the IdP's)")
+    group.add_argument("--expect-regex", metavar="REGEX", help="a regular expression that page must match")
+    group.add_argument("--expect-status", type=int, metavar="CODE", help="the HTTP status that page must have")
+    group.add_argument("--keep-failures", type=int, default=DEFAULT_KEEP, metavar="N",
+                       help=f"failing journeys kept per reason under results/<id>/failures/ (default {DEFAULT_KEEP})")
+
+
+def success_rule(args: argparse.Namespace) -> SuccessRule:
+    """The --expect options as a rule; CliError for a bad regular expression, status or --keep-failures."""
+    from ..journeys.success import SuccessRule
+
+    if args.keep_failures < 0:
+        raise CliError("--keep-failures must be 0 or more")
+    try:
+        return SuccessRule(args.expect or "", args.expect_regex or "", args.expect_status)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None

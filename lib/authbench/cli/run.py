@@ -15,11 +15,13 @@ from .options import (
     LAB_PROTECTED_PATH,
     accounts_from_args,
     add_account_options,
+    add_success_options,
     add_tls_options,
     check_url,
     lab_account_defaults,
     lab_backend,
     running_lab,
+    success_rule,
     tls_verify,
 )
 
@@ -68,6 +70,7 @@ def add_parser(subparsers: argparse._SubParsersAction, name: str = "run",
                          help="keep cookies between a user's journeys: later ones measure SSO without password")
     journey.add_argument("--new-connection", action="store_true",
                          help="close connections after every journey (browser-like churn; TIME_WAIT counted)")
+    add_success_options(journey)
 
     ldap_run.add_options(run)
     openmodel.add_options(run)
@@ -136,6 +139,7 @@ class PreparedRun:
     config: dict[str, Any]
     target: str
     cell_time_limit: float
+    keep_failures: int
 
 
 def _plan_options(args: argparse.Namespace) -> tuple[Plan, float, float]:
@@ -168,6 +172,7 @@ def prepare(args: argparse.Namespace) -> PreparedRun:
         target, lab_ca, lab_defaults = _lab_target(target[len(LAB_PREFIX):], args)
     check_url(target, "--target")
     verify = tls_verify(args, lab_ca)
+    rule = success_rule(args)
     picker, account_source = accounts_from_args(args, lab_defaults)
     try:
         settings = SAMLSettings.build(
@@ -176,15 +181,16 @@ def prepare(args: argparse.Namespace) -> PreparedRun:
             reuse_session=args.reuse_session, new_connection=args.new_connection,
             virtual_sp=args.sp == "virtual", verify_signature=args.verify_signature,
             idp_cert=args.idp_cert or (lab_defaults and str(lab_defaults["idp_cert"] / "signing.crt")),
-            register_metadata_in=lab_defaults and lab_defaults["metadata_dir"],
+            register_metadata_in=lab_defaults and lab_defaults["metadata_dir"], rule=rule,
         )
     except ValueError as exc:
         raise CliError(str(exc)) from None
     config = {"target": target, "sp": args.sp, "verify_signature": args.verify_signature,
               "tls_verify": verify if isinstance(verify, bool) else f"CA bundle {verify}",
               "timeout_s": timeout, "accounts": account_source, "login_form": settings.describe_fields(),
-              "reuse_session": args.reuse_session, "new_connection": args.new_connection}
-    return PreparedRun(plan, settings, config, target, cell_limit)
+              "reuse_session": args.reuse_session, "new_connection": args.new_connection,
+              "success_rule": rule.describe(), "keep_failures": args.keep_failures}
+    return PreparedRun(plan, settings, config, target, cell_limit, args.keep_failures)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -206,17 +212,20 @@ def _run(args: argparse.Namespace) -> int:
         run_dir = results_dir(Path(args.results), args.run_id)  # fails now, not after the load, if unwritable
     except (OSError, ValueError) as exc:
         raise CliError(f"cannot write results under {args.results!r}: {exc}") from None
-    problem = preflight(settings)  # before any warm-up: unreachable target, no login form, refused account
+    check = preflight(settings)  # before any warm-up: one whole login, every hop shown
+    for line in check.lines():
+        say(line)
+    problem = check.problem(check.save(run_dir))
     if problem:
         raise CliError(problem)
-    say(f"target {target}: reachable, login form found; plan {openmodel.plan_text(args, plan)}, "
-        f"warm-up {plan.warmup:g} s, "
-        f"{plan.repeat} repetition(s)")
+    say(f"plan {openmodel.plan_text(args, plan)}, warm-up {plan.warmup:g} s, {plan.repeat} repetition(s); "
+        f"results in {run_dir}")
     port = urlsplit(target).port or (443 if target.startswith("https") else 80)
     extras = (lambda: {"time_wait_after": time_wait_count(port)}) if args.new_connection else None
     run = functools.partial(headless.execute, plan, SAMLUser, settings, config=prepared.config,
                             results_base=run_dir.parent, run_id=run_dir.name, cell_time_limit=prepared.cell_time_limit,
-                            say=say, cell_extras=extras, metrics_port=args.metrics_port, metrics_host=args.metrics_host)
+                            say=say, cell_extras=extras, metrics_port=args.metrics_port, metrics_host=args.metrics_host,
+                            keep_failures=prepared.keep_failures)
     try:
         report = _run_master(args, run, SAMLUser, settings, worker_wait) if args.master or args.workers else run()
     except (DistributedError, MetricsError) as exc:
@@ -284,10 +293,12 @@ def _settings_argv(args: argparse.Namespace) -> list[str]:
 
 def _run_worker(args: argparse.Namespace, settings: Any, connect_wait: float, master_timeout: float) -> int:
     from ..distributed import DistributedError, worker
+    from ..results.failures import FailureBudget
     from ..runner import create_environment
     from ..users.saml import SAMLUser
 
     environment = create_environment(SAMLUser, settings)
+    environment.authbench.failures = FailureBudget(args.keep_failures)
     try:
         agent = worker.connect(environment, args.master_host, args.master_port, connect_wait=connect_wait,
                                master_timeout=master_timeout)

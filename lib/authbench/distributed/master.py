@@ -28,6 +28,7 @@ from locust.runners import STATE_MISSING, MasterRunner
 from .. import __version__
 from ..events import RunEvents
 from ..patterns import Pattern
+from ..results.failures import Evidence
 from ..results.sample import MEASURED, Sample
 from . import DistributedError, protocol
 
@@ -117,6 +118,7 @@ class Coordinator:
         runner.register_message(protocol.HELLO, self._hello)
         runner.register_message(protocol.SAMPLES, self._samples)
         runner.register_message(protocol.STOPPED, self._stopped)
+        runner.register_message(protocol.FAILURE, self._failure)
 
     def _hello(self, environment: Environment, msg: Any) -> None:
         version = str((msg.data or {}).get("version"))
@@ -134,6 +136,9 @@ class Coordinator:
         cell = self.cell
         if cell is not None and cell.id == msg.data["cell"]:
             cell.receive(msg.node_id, msg.data)
+
+    def _failure(self, environment: Environment, msg: Any) -> None:
+        self.events.failure.fire(evidence=Evidence.from_dict(msg.data["evidence"]))
 
     def _stopped(self, environment: Environment, msg: Any) -> None:
         cell = self.cell

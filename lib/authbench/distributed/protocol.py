@@ -19,17 +19,18 @@ CELL = "authbench_cell"  # master → worker {cell, users, runs, repetition, war
 SAMPLES = "authbench_samples"  # worker → master {cell, samples: [row…], finished: [user…], last: bool}
 STOP = "authbench_stop"  # master → worker {cell}: the time limit cut the cell short, stop its users
 STOPPED = "authbench_stopped"  # worker → master {cell}: users stopped, every sample sent
+FAILURE = "authbench_failure"  # worker → master {evidence}: a failing journey's trail and page (results.failures)
 
 Row = list[Any]
 
 
 def sample_row(sample: Sample) -> Row:
     return [sample.start, sample.duration_ms, sample.user, sample.iteration, sample.outcome, sample.reason,
-            sample.phase, sample.account]
+            sample.phase, sample.account, sample.detail]
 
 
 def row_sample(row: Row, pattern: str, repetition: int) -> Sample:
-    start, duration_ms, user, iteration, outcome, reason, phase, account = row
+    start, duration_ms, user, iteration, outcome, reason, phase, account, detail = row
     return Sample(start=float(start), duration_ms=float(duration_ms), user=int(user), iteration=int(iteration),
                   outcome=str(outcome), reason=str(reason), phase=str(phase), pattern=pattern,
-                  repetition=int(repetition), account=str(account))
+                  repetition=int(repetition), account=str(account), detail=str(detail))

@@ -24,6 +24,7 @@ from locust.stats import StatsEntry
 from .. import __version__
 from ..patterns import Pattern
 from ..phases import PhaseController
+from ..results.failures import Evidence
 from ..results.sample import WARMUP, Sample
 from . import DistributedError, protocol
 
@@ -65,6 +66,7 @@ class WorkerAgent:
         runner.register_message(protocol.CELL, self._cell, concurrent=True)
         runner.register_message(protocol.STOP, self._stop, concurrent=True)
         self.context.events.sample.add_listener(self._sample)
+        self.context.events.failure.add_listener(self._failure)
         environment.events.report_to_master.add_listener(self._strip_warmup_stats)
 
     # -- handshake ---------------------------------------------------------------------------------
@@ -135,6 +137,10 @@ class WorkerAgent:
         cell.batch.append(protocol.sample_row(sample))
         if len(cell.batch) >= BATCH_SIZE:
             self._flush(cell)
+
+    def _failure(self, evidence: Evidence) -> None:
+        """Evidence of a failing journey goes to the master, which keeps the first few of each reason."""
+        self.runner.send_message(protocol.FAILURE, {"evidence": evidence.to_dict()})
 
     def _finished(self, user: int) -> None:
         cell = self.cell

@@ -20,10 +20,10 @@ from typing import Protocol
 
 from .fastbrowser import TooManyRedirects, UnsupportedURL
 from .forms import PRESETS, Form, LoginFields, Page, find_login_form
+from .success import DEFAULT_RULE, SuccessRule
 
 MAX_PAGES = 12  # a full Shibboleth v5 login with consent is 6 pages; anything longer is a loop
 PROCEED_BUTTON = "_eventId_proceed"  # Shibboleth's "go on" event, on storage and consent pages
-LOGGED_IN_MARKER = 'id="remote-user"'  # how the lab SP (and the fixtures' SPs) show the user
 STALE_MARKERS = ("Stale Request", "State information lost", "Page has expired")  # Shibboleth, SSP, Keycloak
 SAML_SUCCESS = "urn:oasis:names:tc:SAML:2.0:status:Success"
 
@@ -35,10 +35,11 @@ BAD_CREDENTIALS = "bad credentials"
 STALE_REQUEST = "stale request"
 SAML_STATUS_NOT_SUCCESS = "saml status not success"
 SP_REFUSED = "sp refused the response"
+UNEXPECTED_PAGE = "page not as expected"  # logged in by the walk's rule, but --expect/--expect-status not met
 TIMEOUT = "timeout"
 CONNECTION_ERROR = "connection error"
-REASONS = (HTTP_STATUS, NO_LOGIN_FORM, BAD_CREDENTIALS, STALE_REQUEST, SAML_STATUS_NOT_SUCCESS, SP_REFUSED, TIMEOUT,
-           CONNECTION_ERROR)
+REASONS = (HTTP_STATUS, NO_LOGIN_FORM, BAD_CREDENTIALS, STALE_REQUEST, SAML_STATUS_NOT_SUCCESS, SP_REFUSED,
+           UNEXPECTED_PAGE, TIMEOUT, CONNECTION_ERROR)
 
 # Step names, one per role a request plays (GET and POST of a page share its name).
 SP_PAGE = "SP protected page"
@@ -55,10 +56,10 @@ STEP_NAMES = (SP_PAGE, IDP_SSO, STORAGE_READ, STORAGE_WRITE, LOGIN_FORM, LOGIN_P
               SP_AFTER_LOGIN)
 
 # What a page is to the walk.
-_RESPONSE, _LOGIN, _CONSENT, _READ, _WRITE, _LOGGED_IN, _OTHER = (
-    "response", "login", "consent", "storage read", "storage write", "logged in", "other")
+_RESPONSE, _LOGIN, _CONSENT, _READ, _WRITE, _OTHER = (
+    "response", "login", "consent", "storage read", "storage write", "other")
 _NAME_OF_KIND = {_RESPONSE: IDP_RESPONSE, _LOGIN: LOGIN_FORM, _CONSENT: CONSENT, _READ: STORAGE_READ,
-                 _WRITE: STORAGE_WRITE, _LOGGED_IN: SP_AFTER_LOGIN}
+                 _WRITE: STORAGE_WRITE}
 _STATUS_CODE = re.compile(rb"StatusCode\b[^>]*?\bValue\s*=\s*[\"']([^\"']+)[\"']")  # closed: not cut short
 STATUS_PREFIX = 4096  # base64 characters (3 KB of XML) searched for the Status before the whole Response
 
@@ -90,6 +91,7 @@ class SSOOutcome:
     ok: bool
     reason: str = OK
     detail: str = ""  # the status, title and URL (without query) of the page that ended the walk
+    page: Page | None = None  # the page the walk ended on (for failure evidence; never written as is)
     password_asked: bool = False
     pages: list[str] = field(default_factory=list)  # titles of the pages walked
     response_form: Form | None = None  # the auto-submit form, when the walk stopped before posting it
@@ -117,45 +119,90 @@ def saml_status(saml_response: str) -> str | None:
     return None
 
 
+def page_url(url: str) -> str:
+    """A URL as results may show it: no query, no fragment, no `;jsessionid=`-style path parameters."""
+    for mark in ("?", "#", ";"):
+        cut = url.find(mark)
+        if cut >= 0:
+            url = url[:cut]
+    return url
+
+
+def origin(url: str) -> str:
+    """scheme://host[:port] of an absolute URL."""
+    return "/".join(url.split("/", 3)[:3])
+
+
 def _where(page: Page) -> str:
-    cut = page.url.find("?")
-    return f"{page.status} {page.title or 'no title'} at {page.url if cut < 0 else page.url[:cut]}"
+    return f"{page.status} {page.title or 'no title'} at {page_url(page.url)}"
 
 
 def _is_stale(page: Page) -> bool:
     return any(marker in page.text for marker in STALE_MARKERS)
 
 
-def shows_user(page: Page, username: str) -> bool:
-    """The lab SP's protected page: the remote-user element, with the user's name in it."""
-    return LOGGED_IN_MARKER in page.text and username in page.text
-
-
 class _Walk:
-    """One walk's settings, and the page classification its decisions and step names share."""
+    """One walk's settings and what it has seen: the page classification, the IdP's and the SP's origins.
 
-    def __init__(self, username: str, candidates: tuple[LoginFields, ...],
-                 logged_in: Callable[[Page, str], bool]) -> None:
-        self.username, self.candidates, self.logged_in = username, candidates, logged_in
+    No SP marker decides success: after the SAMLResponse is posted, the SP's answer is judged by `after_response`.
+    """
+
+    def __init__(self, username: str, candidates: tuple[LoginFields, ...], rule: SuccessRule, start_url: str,
+                 had_session: bool) -> None:
+        self.username, self.candidates, self.rule = username, candidates, rule
+        self.had_session = had_session
+        at_idp = "SAMLRequest=" in start_url  # the virtual SP starts at the IdP
+        self.idp_origins: set[str] = {origin(start_url)} if at_idp else set()
+        self.sp_origins: set[str] = set() if at_idp else {origin(start_url)}
+        self.posted_response = False
 
     def classify(self, page: Page) -> tuple[str, Form | None, LoginFields | None]:
         if page.kind is not None:
             return page.kind  # type: ignore[return-value]
         kind: tuple[str, Form | None, LoginFields | None] = (_OTHER, None, None)
-        if page.status < 300 and self.logged_in(page, self.username):
-            kind = (_LOGGED_IN, None, None)
-        elif page.status < 300 and (forms := page.forms()):
+        if page.status < 300 and (forms := page.forms()):
             kind = _classify_forms(forms, self.candidates)
+            if kind[0] != _OTHER:
+                self.idp_origins.add(origin(page.url))
         page.kind = kind
         return kind
 
     def name_hop(self, method: str, url: str, page: Page, previous: str) -> str:
         """A redirect hop's step name: by its AuthnRequest, else by the page it brought."""
         if "SAMLRequest=" in url:
+            self.idp_origins.add(origin(url))
             return IDP_SSO
         if page.status >= 300:
             return previous
-        return _NAME_OF_KIND.get(self.classify(page)[0], previous)
+        kind = self.classify(page)[0]
+        if kind == _OTHER and self.posted_response:
+            return SP_AFTER_LOGIN
+        return _NAME_OF_KIND.get(kind, previous)
+
+    def after_response(self, page: Page) -> tuple[str, str] | None:
+        """How the SP answered the posted SAMLResponse: None when logged in, else (reason, detail)."""
+        if not self.rule.status_ok(page.status):
+            if _is_stale(page):
+                return STALE_REQUEST, _where(page)
+            if 400 <= page.status < 500:
+                return SP_REFUSED, _where(page)
+            if page.status >= 500 or self.rule.status is None:
+                return HTTP_STATUS, _where(page)
+            return UNEXPECTED_PAGE, f"--expect-status {self.rule.status}: {_where(page)}"
+        kind = self.classify(page)[0]
+        if kind == _LOGIN:
+            return SP_REFUSED, "the login form again after the SAML response: " + _where(page)
+        if kind != _OTHER or origin(page.url) in self.idp_origins - self.sp_origins:
+            return SP_REFUSED, "an IdP page after the SAML response: " + _where(page)
+        return self.unmet(page)
+
+    def returning(self, page: Page) -> bool:
+        """A browser that came with a session, shown the SP's page without any IdP: still logged in."""
+        return self.had_session and not self.idp_origins and self.rule.status_ok(page.status)
+
+    def unmet(self, page: Page) -> tuple[str, str] | None:
+        why = self.rule.unmet(page.text, self.username)
+        return None if why is None else (UNEXPECTED_PAGE, f"{why}: {_where(page)}")
 
 
 def _classify_forms(forms: list[Form], candidates: tuple[LoginFields, ...]
@@ -182,35 +229,30 @@ def sso_login(client: SSOClient, protected_url: str, username: str, password: st
               before_credentials: Callable[[SSOClient], None] | None = None,
               edit_response: Callable[[dict[str, str]], dict[str, str]] | None = None,
               stop_at_response: bool = False,
-              logged_in: Callable[[Page, str], bool] = shows_user,
+              rule: SuccessRule = DEFAULT_RULE,
               start_step: str = SP_PAGE) -> SSOOutcome:
-    """Log in at the SP's protected URL, as far as a page that shows the user.
+    """Log in at the SP's protected URL: through the IdP, until the SP shows a page after the SAML response.
 
     `fields`: the login form's field names, or candidates to try in order (default: the presets).
     `before_credentials(client)` runs just before the password is posted (Test 3 reroutes there).
     `edit_response(fields)` returns values to post instead of the IdP's (tests tamper with them).
     `stop_at_response`: end at the auto-submit form instead of posting it (`outcome.response_form`).
+    `rule`: what else the final page must show (`--expect`); `outcome.page` is the page the walk ended on.
     """
     candidates = (fields,) if isinstance(fields, LoginFields) else tuple(fields)
-    walk = _Walk(username, candidates, logged_in)
+    walk = _Walk(username, candidates, rule, protected_url, had_session=bool(client.cookie_names()))
     namer = walk.name_hop
     outcome = SSOOutcome(ok=False)
-    posted_response = False
     try:
         page = client.get(protected_url, name=start_step, namer=namer)
         for _ in range(MAX_PAGES):
             outcome.pages.append(page.title)
+            outcome.page = page
+            if walk.posted_response:
+                return _judged(outcome, walk.after_response(page))
             if page.status >= 400:
-                if _is_stale(page):
-                    return _fail(outcome, STALE_REQUEST, _where(page))
-                refused = posted_response and page.status < 500
-                return _fail(outcome, SP_REFUSED if refused else HTTP_STATUS, _where(page))
+                return _fail(outcome, STALE_REQUEST if _is_stale(page) else HTTP_STATUS, _where(page))
             kind, form, login = walk.classify(page)
-            if kind == _LOGGED_IN:
-                outcome.ok = True
-                return outcome
-            if posted_response:
-                return _fail(outcome, SP_REFUSED, "no user shown after the SAML response: " + _where(page))
             if kind == _RESPONSE:
                 assert form is not None
                 status = saml_status(form.fields["SAMLResponse"])
@@ -220,8 +262,9 @@ def sso_login(client: SSOClient, protected_url: str, username: str, password: st
                     outcome.ok, outcome.response_form = True, form
                     return outcome
                 values = edit_response(dict(form.fields)) if edit_response else None
+                walk.posted_response = True
+                walk.sp_origins.add(origin(form.action))
                 page = client.submit(form, values, name=ACS, namer=namer)
-                posted_response = True
             elif kind == _LOGIN:
                 assert form is not None and login is not None
                 if outcome.password_asked:
@@ -240,8 +283,11 @@ def sso_login(client: SSOClient, protected_url: str, username: str, password: st
                 page = client.submit(form, None, button, name=_NAME_OF_KIND[kind], namer=namer)
             elif _is_stale(page):
                 return _fail(outcome, STALE_REQUEST, _where(page))
+            elif walk.returning(page):
+                return _judged(outcome, walk.unmet(page))
             else:
-                return _fail(outcome, NO_LOGIN_FORM, _where(page))
+                return _fail(outcome, NO_LOGIN_FORM, ("no redirect to an IdP and " if not walk.idp_origins else "")
+                             + "no login form: " + _where(page))
         return _fail(outcome, NO_LOGIN_FORM, f"gave up after {MAX_PAGES} pages")
     except TimeoutError as exc:
         return _fail(outcome, TIMEOUT, str(exc) or "timed out")
@@ -249,6 +295,13 @@ def sso_login(client: SSOClient, protected_url: str, username: str, password: st
         return _fail(outcome, CONNECTION_ERROR, str(exc) or type(exc).__name__)
     except (TooManyRedirects, UnsupportedURL) as exc:
         return _fail(outcome, HTTP_STATUS, str(exc))
+
+
+def _judged(outcome: SSOOutcome, failure: tuple[str, str] | None) -> SSOOutcome:
+    if failure is None:
+        outcome.ok = True
+        return outcome
+    return _fail(outcome, *failure)
 
 
 def _fail(outcome: SSOOutcome, reason: str, detail: str) -> SSOOutcome:

@@ -65,10 +65,6 @@ def _instant() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
-def _never_logged_in(_page: object, _username: str) -> bool:
-    return False  # there is no SP page to show the user: the walk ends at the Response
-
-
 @dataclass
 class VirtualSP:
     idp_sso_url: str  # the IdP's HTTP-Redirect SSO endpoint
@@ -120,7 +116,7 @@ class VirtualSP:
         """One complete login at the IdP, ending with this SP's checks of the Response."""
         url, request_id = self.authn_request()
         outcome = sso_login(client, url, username, password, fields=fields, before_credentials=before_credentials,
-                            stop_at_response=True, logged_in=_never_logged_in, start_step=IDP_SSO)
+                            stop_at_response=True, start_step=IDP_SSO)
         if not outcome.ok or outcome.response_form is None:
             return outcome
         form = outcome.response_form

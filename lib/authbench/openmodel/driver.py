@@ -14,6 +14,7 @@ import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import gevent
 from gevent.lock import BoundedSemaphore
@@ -21,6 +22,7 @@ from gevent.pool import Group
 from hdrh.histogram import HdrHistogram
 from locust.env import Environment
 
+from ..results.failures import short_detail
 from ..results.sample import ERROR, MEASURED, OK, Sample
 from ..results.summary import HISTOGRAM_HIGHEST_US, HISTOGRAM_LOWEST_US, HISTOGRAM_SIGNIFICANT_DIGITS
 from ..users.journey import UNEXPECTED_ERROR, JourneyFailed, JourneyOutcome, JourneyUser
@@ -124,7 +126,8 @@ class LevelOutcome:
 class LevelDriver:
     def __init__(self, environment: Environment, user_class: type[JourneyUser], level: Level, repetition: int,
                  arrivals: Arrivals, *, on_measured: Callable[[], None] | None = None,
-                 on_sample: Callable[[Sample], None] | None = None, clock: Callable[[], float] = time.time) -> None:
+                 on_sample: Callable[[Sample], None] | None = None,
+                 on_failure: Callable[[Any], None] | None = None, clock: Callable[[], float] = time.time) -> None:
         self.environment = environment
         self.user_class = user_class
         self.level = level
@@ -132,6 +135,7 @@ class LevelDriver:
         self.arrivals = arrivals
         self._on_measured = on_measured
         self._on_sample = on_sample
+        self._on_failure = on_failure
         self._clock = clock
         self._slots = BoundedSemaphore(arrivals.max_users)
         self._idle: list[JourneyUser] = []
@@ -237,7 +241,8 @@ class LevelDriver:
             exception=None if outcome.ok else JourneyFailed(outcome.reason), context={}, url=None)
         sample = Sample(start=intended, duration_ms=response_ms, user=user.index, iteration=index,
                         outcome=OK if outcome.ok else ERROR, reason=outcome.reason, phase=phase,
-                        pattern=self.level.label, repetition=self.repetition, account=outcome.account)
+                        pattern=self.level.label, repetition=self.repetition, account=outcome.account,
+                        detail="" if outcome.ok else short_detail(outcome.step, outcome.detail))
         if phase == MEASURED:
             out = self.outcome
             out.samples.append(sample)
@@ -249,3 +254,5 @@ class LevelDriver:
                 out.errors += 1
         if self._on_sample:
             self._on_sample(sample)
+        if outcome.evidence is not None and self._on_failure:
+            self._on_failure(outcome.evidence)

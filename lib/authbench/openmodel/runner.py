@@ -90,7 +90,8 @@ def run_level(environment: Environment, level: Level, repetition: int, plan: Lev
     environment.stats.reset_all()
     events.cell_start.fire(pattern=level, repetition=repetition, warmup_s=level.warmup)
     driver = LevelDriver(environment, environment.user_classes[0], level, repetition, plan.arrivals,
-                         on_measured=measuring, on_sample=lambda sample: events.sample.fire(sample=sample))
+                         on_measured=measuring, on_sample=lambda sample: events.sample.fire(sample=sample),
+                         on_failure=lambda evidence: events.failure.fire(evidence=evidence))
     context.level = driver.outcome
     outcome = driver.run(level.warmup + cell_time_limit)
     complete = not outcome.not_reached and not outcome.unfinished

@@ -38,7 +38,9 @@ COLUMNS = (
     "pattern",
     "repetition",
     "account",
+    "detail",
 )
+OPTIONAL_COLUMNS = ("time", "detail")  # older files lack these; they are read all the same
 RUN_ID_TIME_FORMAT = "%Y%m%d-%H%M%S"  # UTC, so ids sort in run order whatever the host's time zone
 RUN_ID_SUFFIX_BYTES = 2  # 4 hex digits: two runs started in the same second still get distinct ids
 RUN_ID_ATTEMPTS = 20
@@ -89,6 +91,7 @@ class Recorder:
                     sample.pattern,
                     sample.repetition,
                     sample.account,
+                    sample.detail,
                 )
             )
             self._file.flush()
@@ -225,7 +228,7 @@ def new_run_id(now: float | None = None) -> str:
 def _column_index(header: list[str], path: Path) -> dict[str, int]:
     # By name, so columns added later (or reordered) do not break reading old or new files.
     index = {name: i for i, name in enumerate(header)}
-    missing = [name for name in COLUMNS if name != "time" and name not in index]
+    missing = [name for name in COLUMNS if name not in OPTIONAL_COLUMNS and name not in index]
     if missing:
         raise ValueError(f"{path}: not a samples file, missing columns {', '.join(missing)}")
     return index
@@ -244,6 +247,7 @@ def _parse(row: list[str], index: dict[str, int], path: Path, line: int) -> Samp
             pattern=row[index["pattern"]],
             repetition=int(row[index["repetition"]]),
             account=row[index["account"]],
+            detail=row[index["detail"]] if "detail" in index else "",
         )
     except (IndexError, ValueError) as e:
         raise ValueError(f"{path}:{line}: bad sample row {row!r}: {e}") from e

@@ -26,6 +26,7 @@ class Sample:
     pattern: str  # "10x200"; "" for plain Locust runs
     repetition: int  # 1-based repetition of the pattern; 0 for plain Locust runs
     account: str = ""  # the user name logged in with (never a password)
+    detail: str = ""  # a failure's step and page (results.failures.short_detail), never a secret
 
     @property
     def end(self) -> float:

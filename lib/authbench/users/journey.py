@@ -18,6 +18,7 @@ from locust.exception import StopUser
 
 from ..events import RunEvents
 from ..phases import PhaseController
+from ..results.failures import Evidence, FailureBudget, short_detail
 from ..results.sample import ERROR, MEASURED, OK, Sample
 
 
@@ -25,8 +26,10 @@ from ..results.sample import ERROR, MEASURED, OK, Sample
 class JourneyOutcome:
     ok: bool
     reason: str = ""
-    detail: str = ""
+    detail: str = ""  # the page or answer that ended a failed journey
     account: str = ""
+    step: str = ""  # the step a failed journey stopped at
+    evidence: Evidence | None = None  # built only when the run's FailureBudget wants an example
 
 
 UNEXPECTED_ERROR = "unexpected error"  # the journey itself raised: a bug or an unforeseen answer
@@ -44,6 +47,7 @@ class RunContext:
     controller: PhaseController | None = None  # the current pattern × repetition; None under plain Locust
     events: RunEvents = field(default_factory=RunEvents)
     coordinator: Any = None  # distributed.master.Coordinator on a master
+    failures: FailureBudget = field(default_factory=FailureBudget)  # examples still wanted, per reason
     metrics: Any = None  # metrics.Metrics once /metrics is installed
     level: Any = None  # openmodel.driver.LevelOutcome of the arrival-rate level running (or last run)
 
@@ -90,10 +94,14 @@ class JourneyUser(User):
             outcome=OK if outcome.ok else ERROR, reason=outcome.reason, phase=phase,
             pattern=controller.pattern.label if controller else "",
             repetition=controller.repetition if controller else 0, account=outcome.account,
+            detail="" if outcome.ok else short_detail(outcome.step, outcome.detail),
         )
         if controller is not None:
             controller.record(sample)
-        self.run_context.events.sample.fire(sample=sample)
+        events = self.run_context.events
+        events.sample.fire(sample=sample)
+        if outcome.evidence is not None:
+            events.failure.fire(evidence=outcome.evidence)
 
 
 def for_plain_locust(add_options: Callable[[Any], None],

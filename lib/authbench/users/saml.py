@@ -14,17 +14,16 @@ from ..accounts import Account, AccountPicker, AccountsError, from_csv, from_tem
 from ..journeys import saml
 from ..journeys.fastbrowser import FastBrowser
 from ..journeys.forms import KEYCLOAK, PRESETS, SHIBBOLETH, SIMPLESAMLPHP, LoginFields
+from ..journeys.success import DEFAULT_RULE, SuccessRule
+from ..journeys.trail import Trail, redact_page
 from ..journeys.virtual_sp import VirtualSP
+from ..results.failures import Evidence
 from .journey import JourneyOutcome, JourneyUser, RunContext
 
 LOGIN_FORMS = {"shibboleth": SHIBBOLETH, "keycloak": KEYCLOAK, "simplesamlphp": SIMPLESAMLPHP}
 VIRTUAL_SP_METADATA_FILE = "authbench-virtual-sp.xml"
-# Failures that mean the run cannot measure anything: refused before any warm-up.
-PREFLIGHT_FATAL = {saml.CONNECTION_ERROR: "is unreachable", saml.TIMEOUT: "did not answer in time",
-                   saml.NO_LOGIN_FORM: "never showed a login form", saml.HTTP_STATUS: "answered with an error",
-                   saml.BAD_CREDENTIALS: "refused the account"}
-
-
+PREFLIGHT_FILE = "preflight.txt"  # in the run folder: the preflight login's trail and verdict
+PREFLIGHT_PAGE_FILE = "preflight-page.html"  # the page it ended on, redacted
 @dataclass
 class SAMLSettings:
     target: str  # SP protected URL, or the IdP SSO URL for a virtual SP
@@ -35,12 +34,13 @@ class SAMLSettings:
     reuse_session: bool = False
     new_connection: bool = False
     virtual_sp: VirtualSP | None = None
+    rule: SuccessRule = DEFAULT_RULE  # what the final page must show beyond the walk's own rule (--expect)
 
     @classmethod
     def build(cls, *, target: str, accounts: AccountPicker, verify: bool | str, timeout: float, login_form: str,
               username_field: str | None, password_field: str | None, reuse_session: bool, new_connection: bool,
               virtual_sp: bool, verify_signature: bool, idp_cert: str | None,
-              register_metadata_in: Path | None = None) -> SAMLSettings:
+              register_metadata_in: Path | None = None, rule: SuccessRule = DEFAULT_RULE) -> SAMLSettings:
         if username_field or password_field:
             base = LOGIN_FORMS.get(login_form, SHIBBOLETH)
             fields: tuple[LoginFields, ...] = (LoginFields(username_field or base.username,
@@ -57,7 +57,7 @@ class SAMLSettings:
                 raise ValueError(f"--idp-cert {idp_cert!r}: {exc}") from None
             if register_metadata_in is not None:  # the embedded lab trusts every SP whose metadata it holds
                 (Path(register_metadata_in) / VIRTUAL_SP_METADATA_FILE).write_text(sp.sp_metadata())
-        return cls(target, accounts, verify, timeout, fields, reuse_session, new_connection, sp)
+        return cls(target, accounts, verify, timeout, fields, reuse_session, new_connection, sp, rule)
 
     def describe_fields(self) -> list[dict[str, str]]:
         return [{"username": f.username, "password": f.password, "submit": f.submit} for f in self.fields]
@@ -66,18 +66,96 @@ class SAMLSettings:
 def login_once(settings: SAMLSettings, browser: FastBrowser, account: Account) -> saml.SSOOutcome:
     if settings.virtual_sp is not None:
         return settings.virtual_sp.login(browser, account.username, account.password, fields=settings.fields)
-    return saml.sso_login(browser, settings.target, account.username, account.password, fields=settings.fields)
+    return saml.sso_login(browser, settings.target, account.username, account.password, fields=settings.fields,
+                          rule=settings.rule)
 
 
-def preflight(settings: SAMLSettings) -> str | None:
-    """One journey before any load: why the run cannot start, or None."""
+def evidence(outcome: saml.SSOOutcome, trail: Trail, browser: FastBrowser, account: Account) -> Evidence:
+    """What to keep of a failed journey: its trail and its last page, without a secret."""
+    page = outcome.page
+    html = redact_page(page.text, [account.password], [cookie.value for _host, cookie in browser.cookies]) \
+        if page is not None else ""
+    return Evidence(outcome.reason, outcome.detail, account.username, trail.lines(outcome.pages), html,
+                    saml.page_url(page.url) if page is not None else "")
+
+
+@dataclass
+class Preflight:
+    """One complete journey before any load, as the operator sees it: the trail and the verdict."""
+
+    account: str
+    outcome: saml.SSOOutcome
+    trail: list[str]
+    evidence: Evidence
+    step: str  # the last hop's step
+    url: str  # the last hop's URL, without query
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome.ok
+
+    def lines(self) -> list[str]:
+        verdict = "logged in" if self.ok else f"failed: {self.outcome}"
+        return [f"preflight: one login as {self.account}", *(f"  {line}" for line in self.trail),
+                f"  verdict: {verdict}"]
+
+    def save(self, folder: Path) -> Path:
+        """PREFLIGHT_FILE (the trail and verdict) and, when the walk ended on a page, that page redacted."""
+        folder.mkdir(parents=True, exist_ok=True)
+        lines = self.lines()
+        if self.evidence.page_html:
+            (folder / PREFLIGHT_PAGE_FILE).write_text(self.evidence.page_html, encoding="utf-8")
+            lines.append(f"  last page: {PREFLIGHT_PAGE_FILE} ({self.evidence.page_url}, redacted)")
+        path = folder / PREFLIGHT_FILE
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        return path
+
+    def problem(self, saved: Path | None = None) -> str | None:
+        """None when the login worked; else one line: the step, the page, the likely fix, where the trail is."""
+        if self.ok:
+            return None
+        step = self.step or "the first request"
+        where = f"; trail in {saved}" if saved is not None else ""
+        return (f"preflight login as {self.account} failed at step {step!r} ({self.url}): {self.outcome}; "
+                f"likely fix: {likely_fix(self.outcome)}{where}")
+
+
+def likely_fix(outcome: saml.SSOOutcome) -> str:
+    """The option or check most likely to mend a failed login, from its reason and page."""
+    reason, detail = outcome.reason, outcome.detail
+    if reason == saml.CONNECTION_ERROR and "certificate" in detail.lower():
+        return "give the CA of the target's certificate with --ca-bundle FILE (or --insecure to skip verification)"
+    if reason == saml.NO_LOGIN_FORM and "no redirect to an IdP" in detail:
+        return "--target must be a page the SP protects (one that redirects to the IdP)"
+    if reason == saml.SP_REFUSED and "after the SAML response" in detail:
+        return "the SP did not keep the login: check its logs (clock skew, audience, the IdP's certificate)"
+    return FIXES.get(reason, "check --target and the servers' logs")
+
+
+FIXES = {
+    saml.CONNECTION_ERROR: "check --target's host and port, and that the server is up",
+    saml.TIMEOUT: "check --target's port, or allow slower answers with --timeout",
+    saml.NO_LOGIN_FORM: "name the IdP's login form: --login-form, or --username-field and --password-field",
+    saml.BAD_CREDENTIALS: "check the account's password (--accounts-csv, --password-rule, $AUTHBENCH_PASSWORD)",
+    saml.SAML_STATUS_NOT_SUCCESS: "the IdP refused to answer the SP: is the SP registered at the IdP, the account "
+                                  "allowed to use it?",
+    saml.SP_REFUSED: "the SP rejected the SAML response: check its logs (clock skew, audience, IdP metadata)",
+    saml.UNEXPECTED_PAGE: "the page after login lacks what --expect, --expect-regex or --expect-status demand: "
+                          "compare them with the saved page",
+    saml.STALE_REQUEST: "the IdP lost the login conversation: make the balancer sticky or share the IdP's state",
+    saml.HTTP_STATUS: "check that --target is the SP's protected URL, and the servers' logs",
+}
+
+
+def preflight(settings: SAMLSettings) -> Preflight:
+    """One journey with the first account, its every hop recorded (nothing is sent to Locust)."""
     account = settings.accounts.pick()
-    with FastBrowser(verify=settings.verify, timeout=settings.timeout) as browser:
+    trail = Trail()
+    with FastBrowser(verify=settings.verify, timeout=settings.timeout, on_request=trail.record) as browser:
         outcome = login_once(settings, browser, account)
-    if outcome.ok or outcome.reason not in PREFLIGHT_FATAL:
-        return None
-    who = f"account {account.username!r}: " if outcome.reason == saml.BAD_CREDENTIALS else ""
-    return f"target {settings.target} {PREFLIGHT_FATAL[outcome.reason]} ({who}{outcome.detail})"
+        kept = evidence(outcome, trail, browser, account)
+    last_url = trail.hops[-1][2] if trail.hops else settings.target
+    return Preflight(account.username, outcome, kept.trail, kept, trail.last_step, saml.page_url(last_url))
 
 
 class SAMLUser(JourneyUser):
@@ -87,6 +165,7 @@ class SAMLUser(JourneyUser):
     def on_start(self) -> None:
         super().on_start()
         settings: SAMLSettings = self.run_context.settings
+        self.trail = Trail()
         self.browser = FastBrowser(verify=settings.verify, timeout=settings.timeout, on_request=self._report)
 
     def on_stop(self) -> None:
@@ -94,6 +173,7 @@ class SAMLUser(JourneyUser):
 
     def _report(self, name: str, method: str, url: str, status: int, elapsed_ms: float, length: int,
                 exception: BaseException | None) -> None:
+        self.trail.hops.append((name, method, url, status, exception))
         self.environment.events.request.fire(request_type=method, name=name, response_time=elapsed_ms,
                                              response_length=length, exception=exception, context={}, url=url)
 
@@ -102,10 +182,16 @@ class SAMLUser(JourneyUser):
         if not settings.reuse_session:
             self.browser.clear_cookies()  # every journey a full authentication, as in 2012
         account = settings.accounts.pick()
+        self.trail.clear()
         outcome = login_once(settings, self.browser, account)
+        result = JourneyOutcome(outcome.ok, outcome.reason, outcome.detail, account.username)
+        if not outcome.ok:
+            result.step = self.trail.last_step
+            if self.run_context.failures.wants(outcome.reason):
+                result.evidence = evidence(outcome, self.trail, self.browser, account)
         if settings.new_connection:
             self.browser.close_connections()
-        return JourneyOutcome(outcome.ok, outcome.reason, outcome.detail, account.username)
+        return result
 
 
 # -- plain `locust -f locustfiles/saml_sso.py` ------------------------------------------------------
@@ -123,6 +209,12 @@ def add_locust_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--reuse-session", action="store_true", default=False)
     group.add_argument("--new-connection", action="store_true", default=False)
     group.add_argument("--journey-timeout", type=float, default=10.0, help="seconds per request")
+    group.add_argument("--expect", default="", env_var="AUTHBENCH_EXPECT",
+                       help="text the SP's page after login must contain ({user}: the account's name)")
+    group.add_argument("--expect-regex", default="", env_var="AUTHBENCH_EXPECT_REGEX",
+                       help="a regular expression that page must match")
+    group.add_argument("--expect-status", type=int, default=0, env_var="AUTHBENCH_EXPECT_STATUS",
+                       help="the HTTP status that page must have (0: any 2xx)")
 
 
 def context_from_locust_options(options: argparse.Namespace, host: str | None) -> RunContext:
@@ -134,7 +226,11 @@ def context_from_locust_options(options: argparse.Namespace, host: str | None) -
     except AccountsError as exc:
         raise SystemExit(f"authbench: {exc}") from None
     verify: bool | str = False if options.insecure_tls else (options.ca_bundle or True)
+    try:
+        rule = SuccessRule(options.expect, options.expect_regex, options.expect_status or None)
+    except ValueError as exc:
+        raise SystemExit(f"authbench: {exc}") from None
     settings = SAMLSettings(host, AccountPicker(accounts), verify, options.journey_timeout,
                             PRESETS if options.login_form == "auto" else (LOGIN_FORMS[options.login_form],),
-                            options.reuse_session, options.new_connection)
+                            options.reuse_session, options.new_connection, rule=rule)
     return RunContext(settings=settings)

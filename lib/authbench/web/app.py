@@ -17,6 +17,8 @@ from urllib.parse import urlsplit
 from flask import Response, jsonify, redirect, request, send_file, send_from_directory
 
 from ..cli import CliError
+from ..results.failures import FAILURES_DIR
+from ..results.recorder import RUN_ID_PATTERN
 from .campaign import campaign_view, report_path
 from .launch import DEFAULT_CELL_TIME_LIMIT, Launcher
 from .live import LiveRun
@@ -119,6 +121,18 @@ def install(environment, results: Path, run_options: str = "") -> Launcher:
         if path is None:
             return jsonify({"ok": False, "message": f"the last campaign has no {name}"}), 404
         return send_file(path, as_attachment=True, download_name=f"{path.parent.name}-{name}")
+
+    @app.route(f"{PREFIX}/failures/<run_id>/<name>")
+    @guard
+    def failure_example(run_id: str, name: str) -> tuple[Response, int] | Response:
+        """A kept failure's trail or page, always as plain text: a foreign SP's page never runs here."""
+        folder = results / run_id / FAILURES_DIR
+        if not (RUN_ID_PATTERN.fullmatch(run_id) and RUN_ID_PATTERN.fullmatch(name) and (folder / name).is_file()):
+            return jsonify({"ok": False, "message": f"no failure example {run_id}/{name}"}), 404
+        response = send_from_directory(folder, name, mimetype="text/plain")
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        response.headers["Content-Security-Policy"] = "sandbox"
+        return response
 
     return launcher
 

@@ -23,6 +23,7 @@ from ..patterns import PlanError, parse_duration
 from ..results.recorder import results_dir
 from .live import DONE, FAILED, STOPPED, LiveRun
 
+SUCCESS_FIELDS = {"expect": "--expect", "expect_regex": "--expect-regex", "expect_status": "--expect-status"}
 DEFAULT_CELL_TIME_LIMIT = "10m"  # the form's default bound on one pattern × repetition
 STOP_WAIT = 30.0  # seconds Stop waits for the run to end (Locust gives running journeys STOP_TIMEOUT of them)
 log = logging.getLogger(__name__)
@@ -63,8 +64,12 @@ def parse_form(form: dict[str, str], run_options: str = "") -> argparse.Namespac
         raise CliError(f"--run-options {run_options!r}: {exc}") from None
     # Each field is one argument after its option: a value cannot smuggle in options of its own.
     argv = ["run", "--target", target, "--pattern", (form.get("pattern") or "").strip() or ",",
-            "--warmup", (form.get("warmup") or "0").strip(), "--repeat", repeat, "--cell-time-limit", limit, *extra]
-    return _run_parser().parse_args(argv)
+            "--warmup", (form.get("warmup") or "0").strip(), "--repeat", repeat, "--cell-time-limit", limit]
+    for field, option in SUCCESS_FIELDS.items():
+        value = (form.get(field) or "").strip()
+        if value:
+            argv.append(f"{option}={value}")  # one argument, even when the text starts with '-'
+    return _run_parser().parse_args([*argv, *extra])
 
 
 class Launcher:
@@ -82,8 +87,9 @@ class Launcher:
     def running(self) -> bool:
         return self._starting or (self.greenlet is not None and not self.greenlet.dead)
 
-    def start(self, form: dict[str, str], *, preflight: Callable[[Any], str | None]) -> str:
-        """Check the form, try one journey, create the run folder and start; the run id, or CliError."""
+    def start(self, form: dict[str, str], *, preflight: Callable[[Any], Any]) -> str:
+        """Check the form, try one journey (`users.saml.preflight`), create the run folder and start; the run
+        id, or CliError."""
         from ..cli.run import prepare
 
         if self.running:
@@ -91,13 +97,17 @@ class Launcher:
         self._starting = True
         try:
             prepared = prepare(parse_form(form, self.run_options))
-            problem = preflight(prepared.settings)  # one journey: unreachable target, no login form, refused account
+            check = preflight(prepared.settings)  # one whole login before any load, every hop recorded
+            for line in check.lines():
+                log.info("%s", line)
+            problem = check.problem()
             if problem:
                 raise CliError(problem)
             try:
                 run_dir = results_dir(self.results)
             except (OSError, ValueError) as exc:
                 raise CliError(f"cannot write results under {str(self.results)!r}: {exc}") from None
+            check.save(run_dir)
         finally:
             self._starting = False
         self.environment.authbench.settings = prepared.settings
@@ -120,7 +130,8 @@ class Launcher:
         try:
             report = execute(prepared.plan, SAMLUser, prepared.settings, config=prepared.config,
                              results_base=run_dir.parent, run_id=run_dir.name,
-                             cell_time_limit=prepared.cell_time_limit, say=log.info, environment=self.environment)
+                             cell_time_limit=prepared.cell_time_limit, say=log.info, environment=self.environment,
+                             keep_failures=prepared.keep_failures)
             state, message = DONE, "" if report.complete else "a pattern repetition was cut short by the time limit"
         except gevent.GreenletExit:
             state, message = STOPPED, "stopped from the web UI; finished repetitions are kept"

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..events import RunEvents
 from ..patterns import Pattern, Plan
+from ..results.failures import Evidence, example_name
 from ..results.sample import MEASURED, OK, WARMUP, Sample
 from ..results.summary import Summary, average, summarize
 from ..results.table import run_label
@@ -41,6 +42,7 @@ class LiveRun:
         self._summaries: dict[str, list[Summary]] = {}
         self.done = {WARMUP: 0, MEASURED: 0}
         self.reasons: dict[str, Counter[str]] = {WARMUP: Counter(), MEASURED: Counter()}
+        self.examples: dict[str, str] = {}  # reason → its first example's file under the run's failures/
         self._timeline: dict[int, list[float]] = {}  # epoch second -> [ok journeys ended, sum of their ms, errors]
 
     def attach(self, events: RunEvents) -> None:
@@ -48,6 +50,7 @@ class LiveRun:
         events.cell_start.add_listener(self.on_cell_start)
         events.measuring.add_listener(self.on_measuring)
         events.cell_stop.add_listener(self.on_cell_stop)
+        events.failure.add_listener(self.on_failure)
 
     def begin(self, run_id: str, target: str, plan: Plan) -> None:
         """A new run: forget the previous one."""
@@ -88,6 +91,9 @@ class LiveRun:
         if len(self._timeline) > TIMELINE_POINTS:
             del self._timeline[min(self._timeline)]
 
+    def on_failure(self, evidence: Evidence, **_: Any) -> None:
+        self.examples.setdefault(evidence.reason, example_name(evidence.reason, 1))
+
     def on_cell_stop(self, cell: Any, **_: Any) -> None:
         summary = summarize(cell.samples)
         label = run_label(cell.pattern.label, cell.repetition)
@@ -126,7 +132,7 @@ class LiveRun:
             "journeys": {"measured": self.done[MEASURED], "warmup": self.done[WARMUP], "planned": planned},
             "rows": rows, "running": running,
             "reasons": [{"reason": reason, "measured": self.reasons[MEASURED][reason],
-                         "warmup": self.reasons[WARMUP][reason]}
+                         "warmup": self.reasons[WARMUP][reason], "example": self.examples.get(reason)}
                         for reason in sorted(set(self.reasons[MEASURED]) | set(self.reasons[WARMUP]))],
             "timeline": [{"t": second, "ok": ok, "errors": errors, "mean_ms": total / ok if ok else None}
                          for second, (ok, total, errors) in sorted(self._timeline.items())],

@@ -75,11 +75,19 @@ function showRun(s) {
   const reasons = s.reasons.map((r) => {
     const tr = document.createElement("tr");
     cell(tr, r.reason); cell(tr, String(r.measured)); cell(tr, String(r.warmup));
+    const example = cell(tr, "");
+    if (r.example) {  // the first failing journey's trail, kept under results/<run>/failures/
+      const a = document.createElement("a");
+      a.href = `failures/${encodeURIComponent(s.run_id)}/${encodeURIComponent(r.example)}`;
+      a.textContent = r.example;
+      a.target = "_blank";
+      example.appendChild(a);
+    }
     return tr;
   });
   if (!reasons.length && s.plan) {
     reasons.push(document.createElement("tr"));
-    cell(reasons[0], "none so far", { colspan: "3", class: "none" });
+    cell(reasons[0], "none so far", { colspan: "4", class: "none" });
   }
   fill(document.querySelector("#reasons tbody"), reasons);
   const users = s.current ? s.current.per_user : [];
