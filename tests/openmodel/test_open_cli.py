@@ -117,7 +117,6 @@ def test_capacity_search_on_the_lab_converges(lab_env, tmp_path, capsys):
     (["--levels", "a=1/s:1m", "--slo", "errors<1"], "in %"),
     (["--rate", "1/s", "--duration", "1m", "--max-users", "0"], "--max-users must be"),
     (["--rate", "1/s", "--duration", "1m", "--max-users", "many"], "not a whole number"),
-    (["--rate", "1/s", "--duration", "1m", "--workers", "2"], "one process"),
     (["--rate", "1/s", "--duration", "1m", "--queue-for", "later"], "duration 'later'"),
     (["--levels", "max", "--slo", "p99<1s", "--precision", "90%"], "at most 50%"),
     (["--levels", "max", "--slo", "p99<1s", "--start-rate", "10/s", "--max-rate", "5/s"], "above --max-rate"),
@@ -147,3 +146,14 @@ def test_compare_backends_at_equal_arrival_rates(lab, tmp_path, capsys):
         assert run["cells"][1]["resources"]["components"]["idp-a"]["cpu_s"] >= 0  # sampled per level
     report = (tmp_path / "c" / "report.md").read_text()
     assert "**Load levels**" in report and "| local | peak #1 | 20 |" in report
+
+
+def test_a_rate_split_across_two_workers_keeps_every_slot_once(lab_env, tmp_path, capsys):
+    code, out, _ = cli(["run", "--target", "lab:stateless", "--rate", "20/s", "--duration", "2s", "--workers", "2",
+                        "--results", str(tmp_path), "--run-id", "d"], capsys)
+    assert code == 0, out
+    cell = json.loads((tmp_path / "d" / "summary.json").read_text())["cells"][0]
+    assert cell["summary"]["tests"] == cell["open"]["planned"] == cell["open"]["started"] == 40
+    assert "degraded" not in cell and cell["open"]["service_ms"]["p50"] is not None  # histograms merged
+    assert sorted(s.iteration for s in measured(tmp_path / "d")) == list(range(40))  # each slot by one worker
+    assert "started 2 worker processes" in out

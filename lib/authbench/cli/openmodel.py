@@ -91,8 +91,6 @@ def _level_plan(args: argparse.Namespace, warmup: float, repeat: int, rates: Any
         raise PlanError("give --rate with --duration, or --levels, not both")
     if bool(args.rate) != bool(args.duration):
         raise PlanError("--rate and --duration go together (e.g. --rate 100/s --duration 10m)")
-    if getattr(args, "workers", None) or getattr(args, "master", False) or getattr(args, "worker", False):
-        raise PlanError("--rate/--levels/capacity run in one process for now; leave out --workers/--master/--worker")
     rates.check_repeat(repeat)
     levels: tuple = ()
     wants_max = args.capacity

@@ -127,7 +127,8 @@ class LevelDriver:
     def __init__(self, environment: Environment, user_class: type[JourneyUser], level: Level, repetition: int,
                  arrivals: Arrivals, *, on_measured: Callable[[], None] | None = None,
                  on_sample: Callable[[Sample], None] | None = None,
-                 on_failure: Callable[[Any], None] | None = None, clock: Callable[[], float] = time.time) -> None:
+                 on_failure: Callable[[Any], None] | None = None, clock: Callable[[], float] = time.time,
+                 epoch: float | None = None, share: tuple[int, int] = (0, 1)) -> None:
         self.environment = environment
         self.user_class = user_class
         self.level = level
@@ -137,6 +138,8 @@ class LevelDriver:
         self._on_sample = on_sample
         self._on_failure = on_failure
         self._clock = clock
+        self._epoch = epoch  # a distributed level: the master's epoch, the same on every worker
+        self._share = share  # (k, n): this process starts the slots whose index is k modulo n
         self._slots = BoundedSemaphore(arrivals.max_users)
         self._idle: list[JourneyUser] = []
         self._users: list[JourneyUser] = []
@@ -151,14 +154,16 @@ class LevelDriver:
         """Every slot of the level, then the journeys still running (bounded by DRAIN_TIMEOUT)."""
         plan = self.schedule()
         out = self.outcome
-        out.planned = plan.planned
-        epoch = self._clock() + START_LEAD
+        mine, workers = self._share
+        out.planned = plan.planned if workers == 1 else sum(
+            1 for slot in plan if slot.phase == MEASURED and slot.index % workers == mine)
+        epoch = self._clock() + START_LEAD if self._epoch is None else self._epoch
         out.measured_begin = epoch + plan.measured_begin
         deadline = epoch + time_limit
         group = Group()
         measuring = False
         try:
-            slots = iter(plan)
+            slots = (slot for slot in plan if slot.index % workers == mine)
             for slot in slots:
                 intended = epoch + slot.offset
                 if intended > deadline:

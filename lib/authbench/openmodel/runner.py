@@ -12,11 +12,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from locust.env import Environment
+from locust.runners import MasterRunner
 
 from ..patterns import Plan
 from ..runner import CellResult, _step_stats, run_plan
 from ..users.journey import RunContext
 from . import capacity
+from .distributed import run_on_workers
 from .driver import LevelDriver, LevelOutcome
 from .rates import SLO, Level, LevelPlan, format_rate
 
@@ -89,13 +91,18 @@ def run_level(environment: Environment, level: Level, repetition: int, plan: Lev
 
     environment.stats.reset_all()
     events.cell_start.fire(pattern=level, repetition=repetition, warmup_s=level.warmup)
-    driver = LevelDriver(environment, environment.user_classes[0], level, repetition, plan.arrivals,
-                         on_measured=measuring, on_sample=lambda sample: events.sample.fire(sample=sample),
-                         on_failure=lambda evidence: events.failure.fire(evidence=evidence))
-    context.level = driver.outcome
-    outcome = driver.run(level.warmup + cell_time_limit)
+    degraded = None
+    if isinstance(environment.runner, MasterRunner):  # each worker starts its share of the slots
+        outcome, degraded = run_on_workers(environment, level, repetition, plan.arrivals,
+                                           level.warmup + cell_time_limit, measuring)
+    else:
+        driver = LevelDriver(environment, environment.user_classes[0], level, repetition, plan.arrivals,
+                             on_measured=measuring, on_sample=lambda sample: events.sample.fire(sample=sample),
+                             on_failure=lambda evidence: events.failure.fire(evidence=evidence))
+        context.level = driver.outcome
+        outcome = driver.run(level.warmup + cell_time_limit)
     complete = not outcome.not_reached and not outcome.unfinished
-    result = OpenCellResult(level, repetition, outcome.samples, complete, _step_stats(environment),
+    result = OpenCellResult(level, repetition, outcome.samples, complete, _step_stats(environment), degraded,
                             open=describe(outcome, plan.slo))
     events.cell_stop.fire(cell=result)
     return result
