@@ -8,11 +8,13 @@ from authbench.openmodel.capacity import CONFIRM, GROW, REFINE, search
 from authbench.openmodel.rates import Search
 
 
-def threshold(limit: float, flaky_confirm: bool = False):
+def threshold(limit: float, flaky_confirm: bool = False, confirm_limit: float | None = None):
     asked: list[tuple[float, str]] = []
 
     def measure(rate: float, stage: str) -> bool:
         asked.append((rate, stage))
+        if stage == CONFIRM and confirm_limit is not None:
+            return rate <= confirm_limit
         return rate <= limit and not (flaky_confirm and stage == CONFIRM)
 
     return measure, asked
@@ -42,6 +44,11 @@ def test_ceiling_start_failure_and_failed_confirmation():
     measure, _ = threshold(57.0, flaky_confirm=True)
     unconfirmed = search(measure, Search(start=10.0))
     assert unconfirmed.answer is None and unconfirmed.last_pass is not None and not unconfirmed.confirmed
+    measure, asked = threshold(57.0, confirm_limit=50.0)  # the best rate fails its confirmation, a lower one holds
+    fallback = search(measure, Search(start=10.0, precision=0.03))
+    confirms = [rate for rate, stage in asked if stage == CONFIRM]
+    assert fallback.confirmed and fallback.answer == confirms[-1] <= 50.0 < confirms[0]
+    assert fallback.first_fail == confirms[-2] and len(confirms) <= 3
 
 
 def test_step_limit_is_a_bound():

@@ -2,7 +2,8 @@
 
 Pure logic over a `measure(rate, stage) -> passed` function, so the search is the same whatever a
 step runs (the runner measures a level at that rate and checks the SLO). The answer is the highest
-rate that passed and was confirmed; every step is kept, in order.
+rate that passed and was confirmed (when a confirmation fails, the next lower passing rate is
+confirmed instead, at most CONFIRM_FALLBACKS times); every step is kept, in order.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from .rates import Search
 GROW = "grow"
 REFINE = "refine"
 CONFIRM = "confirm"
+CONFIRM_FALLBACKS = 2  # lower passing rates tried when a confirmation fails
 
 
 @dataclass
@@ -75,4 +77,10 @@ def search(measure: Callable[[float, str], bool], knobs: Search) -> CapacityResu
     if result.first_fail is not None and (result.first_fail - result.last_pass) / result.last_pass > knobs.precision:
         result.steps_exhausted = True
     result.confirmed = step(result.last_pass, CONFIRM)
+    for _ in range(CONFIRM_FALLBACKS):  # a failed confirmation: the next lower passing rate must confirm instead
+        lower = [s.rate for s in result.steps if s.passed and s.stage != CONFIRM and s.rate < result.last_pass]
+        if result.confirmed or not lower:
+            break
+        result.first_fail, result.last_pass = result.last_pass, max(lower)
+        result.confirmed = step(result.last_pass, CONFIRM)
     return result
