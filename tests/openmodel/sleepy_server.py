@@ -23,10 +23,7 @@ class SleepyServer:
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:  # noqa: N802 (http.server's name)
                 time.sleep(server_delay)
-                self.send_response(200)
-                self.send_header("Content-Length", "2")
-                self.end_headers()
-                self.wfile.write(b"ok")
+                self.wfile.write(b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok")  # one segment: no Nagle wait
 
             def log_message(self, *_args) -> None:
                 pass
