@@ -109,8 +109,8 @@ def run_level(environment: Environment, level: Level, repetition: int, plan: Lev
 
 
 def passes(cell: OpenCellResult) -> bool:
-    """A capacity step passes when it was sustained (no drops, rate held) and met the SLO."""
-    return cell.sustained and bool(cell.open.get("slo_met", True)) and cell.complete
+    """A capacity step passes when it was sustained (no drops, rate held), met the SLO, and lost no worker."""
+    return cell.sustained and bool(cell.open.get("slo_met", True)) and cell.complete and not cell.degraded
 
 
 def run_search(environment: Environment, plan: LevelPlan, cell_time_limit: float) -> dict[str, Any]:
@@ -138,11 +138,11 @@ def run_any(environment: Environment, plan: Plan | LevelPlan, *, cell_time_limit
     if not isinstance(plan, LevelPlan):
         run_plan(environment, plan, cell_time_limit=cell_time_limit)
         return {}
-    began = time.monotonic()
     for level, repetition in plan.cells():
         run_level(environment, level, repetition, plan, cell_time_limit)
     if plan.search is None:
         return {}
+    began = time.monotonic()
     found = run_search(environment, plan, cell_time_limit)
     found["search_s"] = time.monotonic() - began
     return {"capacity": found}
