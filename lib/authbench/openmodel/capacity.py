@@ -44,6 +44,12 @@ class CapacityResult:
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "answer": self.answer}
 
+    def bracket(self) -> float | None:
+        """(first failing - last passing) / last passing: how precisely the knee is known."""
+        if self.first_fail is None or not self.last_pass:
+            return None
+        return (self.first_fail - self.last_pass) / self.last_pass
+
 
 def search(measure: Callable[[float, str], bool], knobs: Search) -> CapacityResult:
     result = CapacityResult()
@@ -74,7 +80,7 @@ def search(measure: Callable[[float, str], bool], knobs: Search) -> CapacityResu
             result.last_pass = middle
         else:
             result.first_fail = middle
-    if result.first_fail is not None and (result.first_fail - result.last_pass) / result.last_pass > knobs.precision:
+    if (result.bracket() or 0.0) > knobs.precision:
         result.steps_exhausted = True
     result.confirmed = step(result.last_pass, CONFIRM)
     for _ in range(CONFIRM_FALLBACKS):  # a failed confirmation: the next lower passing rate must confirm instead
