@@ -73,17 +73,17 @@ def _percent(text: str) -> float:
 
 def level_plan(args: argparse.Namespace, warmup: float, repeat: int) -> Any:
     """The LevelPlan the options ask for; CliError (exit 2) on any bad or contradictory value."""
-    from ..openmodel import rates
-    from ..patterns import MAX_USERS, PlanError
+    from ..patterns import PlanError
 
     try:
-        return _level_plan(args, warmup, repeat, rates, MAX_USERS)
+        return _level_plan(args, warmup, repeat)
     except PlanError as exc:
         raise CliError(str(exc)) from None
 
 
-def _level_plan(args: argparse.Namespace, warmup: float, repeat: int, rates: Any, max_users: int) -> Any:
-    from ..patterns import PlanError, parse_duration
+def _level_plan(args: argparse.Namespace, warmup: float, repeat: int) -> Any:
+    from ..openmodel import rates
+    from ..patterns import MAX_USERS, PlanError, parse_duration
 
     if args.pattern != args.open_pattern_default:
         raise PlanError("give --pattern (closed model) or --rate/--levels (open model), not both")
@@ -108,18 +108,19 @@ def _level_plan(args: argparse.Namespace, warmup: float, repeat: int, rates: Any
         users = int(args.max_users)
     except ValueError:
         raise PlanError(f"--max-users {args.max_users!r} is not a whole number") from None
-    if not 1 <= users <= max_users:
-        raise PlanError(f"--max-users must be 1..{max_users}")
+    if not 1 <= users <= MAX_USERS:
+        raise PlanError(f"--max-users must be 1..{MAX_USERS}")
     seed = args.seed if args.seed is not None or args.arrivals != rates.POISSON else secrets.randbits(SEED_BITS)
     arrivals = rates.Arrivals(args.arrivals, seed, users, parse_duration(args.queue_for),
                               parse_duration(args.late_after))
     if wants_max and slo is None:
         raise PlanError("the capacity search (max) needs --slo, e.g. --slo 'p99<500ms,errors<1%'")
-    search = _search(args, rates) if wants_max else None
+    search = _search(args) if wants_max else None
     return rates.LevelPlan(levels, arrivals, repeat, search, slo)
 
 
-def _search(args: argparse.Namespace, rates: Any) -> Any:
+def _search(args: argparse.Namespace) -> Any:
+    from ..openmodel import rates
     from ..patterns import PlanError, parse_duration
 
     start, ceiling = rates.parse_rate(args.start_rate), rates.parse_rate(args.max_rate)

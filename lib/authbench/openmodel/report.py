@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..results.table import format_ms
+from ..results.table import _render, format_ms  # the terminal tables' layout
 from .rates import LevelPlan, format_rate
 
 NOT_SUSTAINED = "not sustained"
@@ -71,13 +71,9 @@ def format_levels(cells: Sequence[Any]) -> str:
                      format_ms(record["start_lag_ms"]["max"]), "yes" if record["sustained"] else "NO"])
     if not rows:
         return ""
-    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
-    lines = ["  ".join([row[0].ljust(widths[0]), *(c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True))])
-             for row in [header, *rows]]
-    lines.insert(1, "  ".join("-" * width for width in widths))
     notes = ["resp: ms from the intended start (what a user waits); service: ms from the actual send.",
              "Sustained: achieved ≥ 98% of the scheduled rate and no start dropped."]
-    return "\n".join(["", *lines, "", *notes])
+    return "\n".join(["", _render(header, rows, rule_after=set()), "", *notes])
 
 
 def format_capacity(found: dict[str, Any]) -> str:

@@ -24,6 +24,7 @@ from ..results.recorder import results_dir
 from .live import DONE, FAILED, STOPPED, LiveRun
 
 SUCCESS_FIELDS = {"expect": "--expect", "expect_regex": "--expect-regex", "expect_status": "--expect-status"}
+OPEN_FIELDS = ("rate", "duration", "levels", "slo")  # arrival rates instead of patterns (cli/openmodel.py)
 DEFAULT_CELL_TIME_LIMIT = "10m"  # the form's default bound on one pattern × repetition
 STOP_WAIT = 30.0  # seconds Stop waits for the run to end (Locust gives running journeys STOP_TIMEOUT of them)
 log = logging.getLogger(__name__)
@@ -63,7 +64,9 @@ def parse_form(form: dict[str, str], run_options: str = "") -> argparse.Namespac
     except ValueError as exc:
         raise CliError(f"--run-options {run_options!r}: {exc}") from None
     # Each field is one argument after its option: a value cannot smuggle in options of its own.
-    argv = ["run", "--target", target, "--pattern", (form.get("pattern") or "").strip() or ",",
+    open_model = [f"--{field}={value}" for field in OPEN_FIELDS if (value := (form.get(field) or "").strip())]
+    pattern = [] if open_model else ["--pattern", (form.get("pattern") or "").strip() or ","]
+    argv = ["run", "--target", target, *pattern, *open_model,
             "--warmup", (form.get("warmup") or "0").strip(), "--repeat", repeat, "--cell-time-limit", limit]
     for field, option in SUCCESS_FIELDS.items():
         value = (form.get(field) or "").strip()
