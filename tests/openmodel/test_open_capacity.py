@@ -27,6 +27,7 @@ def test_converges_within_precision_below_the_threshold(limit):
     assert result.confirmed and result.answer == result.last_pass
     assert result.last_pass <= limit < result.first_fail
     assert (result.first_fail - result.last_pass) / result.last_pass <= 0.03
+    assert result.precision_reached
     stages = [stage for _, stage in asked]
     assert stages[0] == GROW and stages[-1] == CONFIRM and set(stages) <= {GROW, REFINE, CONFIRM}
     grown = [rate for rate, stage in asked if stage == GROW]
@@ -48,7 +49,7 @@ def test_ceiling_start_failure_and_failed_confirmation():
     fallback = search(measure, Search(start=10.0, precision=0.03))
     confirms = [rate for rate, stage in asked if stage == CONFIRM]
     assert fallback.confirmed and fallback.answer == confirms[-1] <= 50.0 < confirms[0]
-    assert fallback.first_fail == confirms[-2] and len(confirms) <= 3
+    assert fallback.first_fail == confirms[-2] and len(confirms) <= 3 and not fallback.precision_reached
 
 
 def test_step_limit_is_a_bound():

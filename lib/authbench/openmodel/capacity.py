@@ -35,6 +35,7 @@ class CapacityResult:
     confirmed: bool = False
     ceiling_reached: bool = False  # every step up to Search.max_rate passed: the capacity is above it
     steps_exhausted: bool = False
+    precision_reached: bool = False  # the knee is bracketed within Search.precision
 
     @property
     def answer(self) -> float | None:
@@ -89,4 +90,5 @@ def search(measure: Callable[[float, str], bool], knobs: Search) -> CapacityResu
             break
         result.first_fail, result.last_pass = result.last_pass, max(lower)
         result.confirmed = step(result.last_pass, CONFIRM)
+    result.precision_reached = result.first_fail is not None and (result.bracket() or 0.0) <= knobs.precision
     return result

@@ -93,7 +93,7 @@ def format_capacity(found: dict[str, Any]) -> str:
     if found["first_fail"] is not None:
         tail.append(f"first failing rate {format_rate(found['first_fail'])}")
         answer = found["answer"]
-        if answer is not None and (found["first_fail"] - answer) / answer > found.get("precision", 0.0):
+        if answer is not None and not found.get("precision_reached", True):
             tail.append(f"the knee lies between {format_rate(found['answer'])} and {format_rate(found['first_fail'])}: "
                         "wider than --precision (a confirmation failed); run again, or with a longer --step-duration")
     return "\n".join(["", head, f"steps: {steps}", *tail])
