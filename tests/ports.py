@@ -18,3 +18,5 @@ PROMETHEUS = 26900 + SHIFT  # a real Prometheus for the campaign's server-side q
 WEB = 30600 + SHIFT  # `authbench web` in the web UI's tests (a few ports from here)
 DISTRIBUTED = 26800 + SHIFT  # Locust masters and /metrics of the distributed tests (26810-26839)
 LDAP_FAULT = 30000 + SHIFT  # authrate while slapd stops and starts: a small lab of its own
+PYSAML2_SHARED = 27700 + SHIFT  # HAProxy over the pysaml2 IdP cluster that shares SSO sessions (tests/journeys)
+PYSAML2_UNSHARED = 27701 + SHIFT  # … and over the one that does not

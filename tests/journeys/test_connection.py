@@ -185,3 +185,24 @@ def test_close_connections_opens_new_ones(serve):
     browser.close_connections()
     browser.get(server.url)
     assert server.accepted == 2
+
+
+def test_rerouted_requests_keep_cookies_for_the_url_asked_for(serve):
+    """Node A answers for the balancer, then node B does: B gets A's cookie, as behind a real balancer."""
+    balancer = "http://idp.balancer.test:8443"
+    set_by_a = (b"HTTP/1.1 302 Found\r\nLocation: /idp/next\r\nSet-Cookie: idp_sso=1; Path=/\r\n"
+                b"Content-Length: 0\r\n\r\n")
+    node_a = serve((set_by_a, "keep"), (ok(b"at a"), "keep"))
+    node_b = serve((ok(b"at b"), "keep"))
+    browser = FastBrowser(route=lambda url: url.replace(balancer, node_a.url))
+    page = browser.get(balancer + "/idp/start")
+    assert page.text == "at a" and page.url == balancer + "/idp/next"  # the redirect resolved as the browser sees it
+    assert [url for _method, url, _status in browser.history] == [node_a.url + "/idp/start", node_a.url + "/idp/next"]
+    assert [(host, cookie.origin, cookie.set_at) for host, cookie in browser.cookies] == [
+        ("idp.balancer.test", balancer, "/idp/start")]
+    browser.route = lambda url: url.replace(balancer, node_b.url)
+    assert browser.get(balancer + "/idp/again").text == "at b"
+    assert b"\r\nCookie: idp_sso=1\r\n" in node_b.requests[0]
+    assert b"Host: 127.0.0.1:" in node_b.requests[0]  # the connection itself goes to the node
+    browser.route = None
+    assert browser.cookies.header("127.0.0.1", "/", True) == ""  # nothing was kept for the nodes' own host

@@ -43,6 +43,7 @@ def test_loopback_over_http_is_a_secure_origin_as_in_browsers():
     from authbench.journeys.cookies import is_secure_origin
 
     assert is_secure_origin("http", "127.0.0.1") and is_secure_origin("http", "localhost")
+    assert is_secure_origin("http", "127.0.0.2") and not is_secure_origin("http", "127.example.org")
     assert not is_secure_origin("http", "idp.example.org") and is_secure_origin("https", "idp.example.org")
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from fixture_idps import FIXTURES, FLAVOURS, FixtureServer
 
+from authbench.cluster_checks import Account, Cluster, check_sso_across_nodes
 from authbench.journeys.fastbrowser import FastBrowser
 from authbench.journeys.forms import KEYCLOAK, PRESETS, SHIBBOLETH, SIMPLESAMLPHP, LoginFields
 from authbench.journeys.saml import (
@@ -33,6 +34,7 @@ from authbench.journeys.saml import (
     STORAGE_WRITE,
     sso_login,
 )
+from authbench.journeys.sp_session import forget_sp_session
 
 SHIBBOLETH_STEPS = [("GET", SP_PAGE), ("GET", IDP_SSO), ("GET", STORAGE_READ), ("POST", STORAGE_READ),
                     ("GET", LOGIN_FORM), ("POST", LOGIN_POST), ("GET", CONSENT), ("POST", CONSENT),
@@ -134,9 +136,23 @@ def test_idp_session_cookie_spares_the_password(server, flavour):
     assert sso_login(browser, server.protected_url(flavour), "alice", "alice-pw").ok
     session_cookie = "__Host-shib_idp_session" if flavour == "shibboleth-v5" else "shib_idp_session"
     assert session_cookie in browser.cookie_names() and "JSESSIONID" in browser.cookie_names()
-    browser.forget_cookies(lambda _host, path, _name: path.startswith(f"/{flavour}/sp"))  # a new SP session
+    # a new SP session: SP and IdP share the fixture's origin, so the IdP's base path tells them apart
+    forgotten = forget_sp_session(browser.cookies, server.protected_url(flavour), [f"{server.site.base}/{flavour}/idp"])
+    assert forgotten.dropped == [f"_spsession_{FLAVOURS.index(flavour)}"] and session_cookie in forgotten.kept
     again = sso_login(browser, server.protected_url(flavour), "alice", "irrelevant")
     assert again.ok and not again.password_asked
+
+
+def test_test_2_on_a_shared_origin_is_told_apart_by_the_idp_path_or_left_undecided(server):
+    """SP and IdP on one origin: the IdP's base path tells their cookies apart; without one, no verdict is guessed."""
+    flavour, sp_url = "shibboleth-v5", server.protected_url("shibboleth-v5")
+    idp_base = f"{server.site.base}/{flavour}/idp"
+    with_path = check_sso_across_nodes(Cluster(sp_url, idp_base, {"A": idp_base, "B": idp_base}),
+                                       Account("alice", "alice-pw"))
+    assert with_path.passed and "told apart by the IdP's base path" in with_path.evidence[1], with_path.evidence
+    whole = server.site.base
+    without = check_sso_across_nodes(Cluster(sp_url, whole, {"A": whole, "B": whole}), Account("alice", "alice-pw"))
+    assert not without.passed and "undecided: " in without.evidence[1] and "dropped []" in without.evidence[1]
 
 
 def test_presets_are_tried_in_order():

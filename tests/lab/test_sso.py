@@ -7,7 +7,7 @@ import base64
 import pytest
 import requests
 
-from authbench.cluster_checks import Account, Cluster, check_login_across_nodes, forget_sp_session, run_checks
+from authbench.cluster_checks import Account, Cluster, check_login_across_nodes, new_sp_session, run_checks
 from authbench.journeys.fastbrowser import FastBrowser
 from authbench.journeys.forms import Page
 from authbench.journeys.saml import BAD_CREDENTIALS, STALE_REQUEST, sso_login
@@ -68,7 +68,9 @@ def test_second_sp_session_reuses_sso_session(lab):
     user = account(lab, 2)
     url = lab.sp_url("terracotta") + "/secure/"
     assert sso_login(b, url, user.username, user.password).ok
-    forget_sp_session(b)
+    forgotten = new_sp_session(cluster(lab, "terracotta"), b)
+    assert [name[:13] for name in forgotten.dropped] == ["_shibsession_"] and not forgotten.undecided, forgotten
+    assert "shib_idp_session" in forgotten.kept and "JSESSIONID" in forgotten.kept
     again = sso_login(b, url, user.username, "not-the-password")  # would fail if the password were asked
     assert again.ok and not again.password_asked
 
@@ -191,7 +193,7 @@ def test_losing_one_memcached_loses_only_the_sharded_sessions(lab):
         for backend, browsers in logged_in.items():
             asked[backend] = 0
             for b, user in browsers:
-                forget_sp_session(b)
+                new_sp_session(cluster(lab, backend), b)
                 outcome = sso_login(b, lab.sp_url(backend) + "/secure/", user.username, user.password)
                 assert outcome.ok, outcome
                 asked[backend] += outcome.password_asked

@@ -207,6 +207,7 @@ def node_config(config: cfg.LabConfig, backend: str, node: str) -> cfg.NodeConfi
         memcached=memcached,
         key_prefix=f"{backend}:",
         client_storage=config.client_storage,
+        cookie_path=config.idp_cookie_path,
     )
 
 

@@ -29,6 +29,7 @@ DEFAULT_USERS = 1000
 MAX_USERS = 100_000
 DEFAULT_WORKERS = 2  # gunicorn worker processes per IdP node
 DEFAULT_THREADS = 4  # threads per worker process
+DEFAULT_IDP_COOKIE_PATH = "/idp"  # where Shibboleth IdP puts its cookies; other IdPs use /, /realms/…
 
 # Shared services sit at base + offset; cluster k (in BACKENDS order) at base + 100 * (k + 1) + offset.
 SHARED_PORT_OFFSETS = {
@@ -81,6 +82,7 @@ class LabConfig:
     workers: int = DEFAULT_WORKERS
     threads: int = DEFAULT_THREADS
     host: str = "127.0.0.1"
+    idp_cookie_path: str = DEFAULT_IDP_COOKIE_PATH  # the Path of the IdP nodes' JSESSIONID and session cookies
 
     def __post_init__(self) -> None:
         self.run_dir = Path(self.run_dir).resolve()
@@ -177,6 +179,7 @@ class NodeConfig:
     key_prefix: str  # namespaces keys in stores shared between clusters
     client_storage: bool = True
     session_lifetime: int = 3600
+    cookie_path: str = DEFAULT_IDP_COOKIE_PATH
 
     def save(self, path: Path) -> None:
         path.write_text(json.dumps(asdict(self), indent=2))

@@ -10,6 +10,7 @@ import fcntl
 import importlib.util
 import json
 import os
+import re
 import shutil
 import time
 from collections.abc import Iterator
@@ -29,6 +30,7 @@ MAX_WORKERS = 64
 MAX_THREADS = 256
 MIN_PORT = 1024
 MAX_PORT = 65535
+_COOKIE_PATH = re.compile(r"/[A-Za-z0-9._~!$&'()*+,=:@%/-]*")  # no ';', space or control
 STATE_VERSION = 1
 
 
@@ -68,6 +70,9 @@ def validate(config: cfg.LabConfig) -> None:
         raise LabError(f"--workers must be between 1 and {MAX_WORKERS}, got {config.workers}")
     if not 1 <= config.threads <= MAX_THREADS:
         raise LabError(f"--threads must be between 1 and {MAX_THREADS}, got {config.threads}")
+    if not _COOKIE_PATH.fullmatch(config.idp_cookie_path):
+        raise LabError(f"--idp-cookie-path must be a URL path starting with / (like / or /idp), "
+                       f"got {config.idp_cookie_path!r}")
     if config.host != processes.LOOPBACK:
         raise LabError(f"the lab only binds {processes.LOOPBACK}, not {config.host}")
     ports = config.all_ports().values()

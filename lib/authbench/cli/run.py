@@ -15,6 +15,7 @@ from .options import (
     LAB_PROTECTED_PATH,
     accounts_from_args,
     add_account_options,
+    add_lab_dir_option,
     add_success_options,
     add_tls_options,
     check_url,
@@ -48,6 +49,7 @@ def add_parser(subparsers: argparse._SubParsersAction, name: str = "run",
                         help="virtual SP: check the Response's signature in-process")
     target.add_argument("--idp-cert", help="virtual SP: the IdP's signing certificate (PEM) or metadata (XML)")
     add_tls_options(target)
+    add_lab_dir_option(target)
     target.add_argument("--timeout", default="10s", help="per request (default 10s)")
 
     plan = run.add_argument_group("pattern")
@@ -121,9 +123,7 @@ def _sp_metadata(args: argparse.Namespace) -> int:
 
 def _lab_target(name: str, args: argparse.Namespace) -> tuple[str, str, dict]:
     """(URL, CA bundle, defaults) of a cluster of the running lab."""
-    from .lab import default_run_dir
-
-    config = running_lab(default_run_dir())
+    config = running_lab(args.lab_dir)
     lab_backend(config, name)
     url = config.lb_url(name) + LAB_SSO_PATH if args.sp == "virtual" else config.sp_url(name) + LAB_PROTECTED_PATH
     return url, str(config.ca_cert), {**lab_account_defaults(config), "metadata_dir": config.metadata_dir,

@@ -8,6 +8,10 @@ host-only — a `Domain` attribute is not widened to sibling hosts; `Path`, `Sec
 
 Loopback hosts count as secure origins over plain http, as they do in current browsers, so `Secure`
 cookies work against a local test server.
+
+Each cookie also remembers the origin (scheme://host:port) and the path of the response that set it:
+the browser does not need them to send cookies, but "a new SP session" is made by forgetting exactly
+what the SP set (journeys/sp_session.py), whatever path and name the IdP gave its own cookies.
 """
 
 from __future__ import annotations
@@ -16,20 +20,23 @@ import time
 from collections.abc import Callable, Iterator
 from http.cookiejar import http2time
 
-LOOPBACK_HOSTS = frozenset(("127.0.0.1", "localhost", "::1", "[::1]"))
+LOOPBACK_HOSTS = frozenset(("127.0.0.1", "localhost", "::1", "[::1]"))  # and all of 127.0.0.0/8
 MAX_COOKIES_PER_HOST = 50  # browsers keep at least 50; a misbehaving server must not grow a user's memory
 
 
 class Cookie:
-    __slots__ = ("name", "value", "path", "secure", "expires", "pair")
+    __slots__ = ("name", "value", "path", "secure", "expires", "pair", "origin", "set_at")
 
-    def __init__(self, name: str, value: str, path: str, secure: bool, expires: float | None) -> None:
+    def __init__(self, name: str, value: str, path: str, secure: bool, expires: float | None,
+                 origin: str = "", set_at: str = "") -> None:
         self.name, self.value, self.path = name, value, path
         self.secure, self.expires = secure, expires
         self.pair = f"{name}={value}"  # as the Cookie header sends it
+        self.origin = origin  # scheme://host:port of the response that set it ("" when not told)
+        self.set_at = set_at  # the path of the request that response answered
 
     def __repr__(self) -> str:  # values may be session secrets: leave them out
-        return f"Cookie({self.name!r}, path={self.path!r}, secure={self.secure})"
+        return f"Cookie({self.name!r}, path={self.path!r}, secure={self.secure}, origin={self.origin!r})"
 
 
 def default_path(request_path: str) -> str:
@@ -48,8 +55,24 @@ def path_matches(request_path: str, cookie_path: str) -> bool:
                                                      or request_path[len(cookie_path)] == "/")
 
 
+def host_and_port(scheme: str, authority: str) -> tuple[str, int]:
+    """The host (lower case, IPv6 in brackets) and port of a URL's authority; the scheme's port if none."""
+    if authority.startswith("["):
+        host, _, port_text = authority.partition("]")
+        host += "]"
+        port_text = port_text.lstrip(":")
+    else:
+        host, _, port_text = authority.partition(":")
+    return host.lower(), int(port_text) if port_text else (443 if scheme == "https" else 80)
+
+
+def origin_text(scheme: str, host: str, port: int) -> str:
+    """An origin as `Cookie.origin` spells it: scheme://host:port, the port always written."""
+    return f"{scheme}://{host}:{port}"
+
+
 def is_secure_origin(scheme: str, host: str) -> bool:
-    return scheme == "https" or host in LOOPBACK_HOSTS
+    return scheme == "https" or host in LOOPBACK_HOSTS or (host.startswith("127.") and host[-1].isdigit())
 
 
 class CookieJar:
@@ -83,8 +106,8 @@ class CookieJar:
 
     # -- from responses ---------------------------------------------------------------------------
     def store(self, set_cookie: str, host: str, request_path: str, secure_origin: bool,
-              now: float | None = None) -> None:
-        """Apply one Set-Cookie header value received from `host` for `request_path`."""
+              now: float | None = None, origin: str = "") -> None:
+        """Apply one Set-Cookie header value received from `host` (at `origin`) for `request_path`."""
         pair, _, attributes = set_cookie.partition(";")
         name, sep, value = pair.partition("=")
         name, value = name.strip(), value.strip()
@@ -129,7 +152,8 @@ class CookieJar:
             return
         if key not in cookies and len(cookies) >= MAX_COOKIES_PER_HOST:
             return
-        cookies[key] = Cookie(name, value, path, secure, expires)  # a cookie set again keeps its place
+        # a cookie set again keeps its place, and takes the origin that set it last
+        cookies[key] = Cookie(name, value, path, secure, expires, origin, request_path)
 
     # -- for requests -----------------------------------------------------------------------------
     def header(self, host: str, request_path: str, secure_origin: bool, now: float | None = None) -> str:

@@ -4,6 +4,12 @@ Keep-alive connections per origin, the small cookie jar, redirects followed one 
 its own named request, reported through `on_request`, and may be rerouted by `route`), forms parsed
 with regular expressions. One instance per simulated user; not shared between threads or greenlets.
 
+A rerouted request (say, the balancer's URL sent to one node) is still, to the browser, a request for
+the URL it asked for: cookies are kept and sent for that URL's host and origin, relative links and
+redirects resolve against it, and `Page.url` names it; only the connection (and `history`, and what
+`on_request` reports) goes where `route` says. So moving a browser from node A to node B carries the
+IdP's cookies exactly as a real browser's would when the balancer sends it to the other node.
+
 Works with and without gevent's monkey patching: sockets come from the `socket`/`ssl` modules as
 they are when a connection is opened.
 """
@@ -17,7 +23,7 @@ from collections.abc import Callable
 from urllib.parse import quote
 
 from .connection import Connection, Response, Resumable
-from .cookies import CookieJar, is_secure_origin
+from .cookies import CookieJar, host_and_port, is_secure_origin, origin_text
 from .forms import Form, Page, encode_form, resolve_url
 
 MAX_REDIRECTS = 10
@@ -134,32 +140,30 @@ class FastBrowser:
             body = encode_form(list(data.items()) if isinstance(data, dict) else data).encode()
         hop_name = name or _strip_query(url)
         for hop in range(self.max_redirects + 1):
-            if self.route is not None:
-                url = self.route(url)
-            response, page, hop_name = self._hop(method, url, body, hop_name if hop == 0 else None, namer, hop_name)
+            sent = url if self.route is None else self.route(url)
+            response, page, hop_name = self._hop(method, url, sent, body, hop_name if hop == 0 else None, namer,
+                                                 hop_name)
             status = response.status
             if status in REDIRECTS and "location" in response.headers:
-                url = resolve_url(url, response.headers["location"])
+                url = resolve_url(url, response.headers["location"])  # against the URL asked for, as a browser
                 if status in (301, 302, 303) and method != "HEAD":
                     method, body = "GET", b""
                 continue
             return page
         raise TooManyRedirects(f"more than {self.max_redirects} redirects from {_strip_query(url)}")
 
-    def _hop(self, method: str, url: str, body: bytes, name: str | None, namer: Namer | None,
+    def _hop(self, method: str, url: str, sent: str, body: bytes, name: str | None, namer: Namer | None,
              previous: str) -> tuple[Response, Page, str]:
-        match = _URL.match(url)
-        if match is None:
-            raise UnsupportedURL(f"not an http(s) URL: {url[:80]!r}")
-        scheme, authority, target = match.groups()
-        if not target:
-            target = "/"
-        elif not target.isascii():
-            target = quote(target, safe=_SAFE_TARGET)
+        """One request: `sent` is where it goes, `url` what the browser asked for (the same unless rerouted)."""
+        scheme, authority, target = _split(sent)
         origin = scheme + "://" + authority
         connection = self._connections.get(origin) or self._connect(origin, scheme, authority)
-        host = connection.host
-        path = _strip_query(target)
+        if sent == url:
+            host, port, path = connection.host, connection.port, _strip_query(target)
+        else:  # the browser's view: cookies for the URL it asked for
+            scheme, asked, asked_target = _split(url)
+            host, port = host_and_port(scheme, asked)
+            path = _strip_query(asked_target)
         secure = is_secure_origin(scheme, host)
         head = f"{method} {target} HTTP/1.1\r\nHost: {authority}\r\n{self._fixed_head}"
         cookie = self.cookies.header(host, path, secure)
@@ -171,34 +175,42 @@ class FastBrowser:
         try:
             response = connection.exchange((head + "\r\n").encode("latin-1") + body, head_only=method == "HEAD")
         except Exception as exc:
-            self.history.append((method, url, 0))
+            self.history.append((method, sent, 0))
             if self.on_request is not None:
-                self.on_request(name or previous, method, url, 0, (time.perf_counter() - started) * 1000, 0, exc)
+                self.on_request(name or previous, method, sent, 0, (time.perf_counter() - started) * 1000, 0, exc)
             raise
-        for set_cookie in response.set_cookies:
-            self.cookies.store(set_cookie, host, path, secure)
+        if response.set_cookies:
+            set_by = origin_text(scheme, host, port)
+            for set_cookie in response.set_cookies:
+                self.cookies.store(set_cookie, host, path, secure, origin=set_by)
         page = Page(url, response.status, _decode(response))
         if name is None:
             name = namer(method, url, page, previous) if namer is not None else previous
-        self.history.append((method, url, response.status))
+        self.history.append((method, sent, response.status))
         if self.on_request is not None:
             error = HTTPStatusError(f"HTTP {response.status} {page.title}".rstrip()) if response.status >= 400 \
                 else None
-            self.on_request(name, method, url, response.status, response.elapsed_ms, len(response.body), error)
+            self.on_request(name, method, sent, response.status, response.elapsed_ms, len(response.body), error)
         return response, page, name
 
     def _connect(self, origin: str, scheme: str, authority: str) -> Connection:
-        if authority.startswith("["):
-            host, _, port_text = authority.partition("]")
-            host += "]"
-            port_text = port_text.lstrip(":")
-        else:
-            host, _, port_text = authority.partition(":")
-        port = int(port_text) if port_text else (443 if scheme == "https" else 80)
-        connection = Connection(scheme, host.lower(), port, self.verify, self.timeout,
-                                self._tls_sessions.get(origin))
+        host, port = host_and_port(scheme, authority)
+        connection = Connection(scheme, host, port, self.verify, self.timeout, self._tls_sessions.get(origin))
         self._connections[origin] = connection
         return connection
+
+
+def _split(url: str) -> tuple[str, str, str]:
+    """(scheme, authority, request target) of an http(s) URL, the target made ASCII."""
+    match = _URL.match(url)
+    if match is None:
+        raise UnsupportedURL(f"not an http(s) URL: {url[:80]!r}")
+    scheme, authority, target = match.groups()
+    if not target:
+        target = "/"
+    elif not target.isascii():
+        target = quote(target, safe=_SAFE_TARGET)
+    return scheme, authority, target
 
 
 def _decode(response: Response) -> str:

@@ -40,6 +40,7 @@ def build_flow(config: NodeConfig) -> LoginFlow:
         directory=directory,
         signer=Signer(config.signing_key, config.signing_cert),
         registry=SPRegistry(config.metadata_dir, load_sp_registry),
+        cookie_path=config.cookie_path,
     )
 
 

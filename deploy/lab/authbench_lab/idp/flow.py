@@ -17,6 +17,7 @@ from dataclasses import asdict
 
 from werkzeug.wrappers import Request, Response
 
+from ..config import DEFAULT_IDP_COOKIE_PATH
 from ..saml.bindings import BindingError, decode_redirect, encode_post
 from ..saml.signing import Signer
 from ..saml.xml import NS
@@ -28,7 +29,6 @@ from .stores import Store
 
 SSO_PATH = "/idp/profile/SAML2/Redirect/SSO"
 CONVERSATION_COOKIE = "JSESSIONID"
-COOKIE_PATH = "/idp"
 CONVERSATION_TTL = 1800  # seconds, Tomcat's default servlet-session timeout
 BAD_CREDENTIALS = "The username or password you entered was incorrect."
 _EXECUTION = re.compile(r"^e(\d{1,9})s(\d{1,9})$")
@@ -49,8 +49,8 @@ class SPRegistry:
         return self._acs.get(entity_id)
 
 
-def _set_cookie(response: Response, name: str, value: str) -> None:
-    response.set_cookie(name, value, path=COOKIE_PATH, secure=True, httponly=True, samesite="None")
+def _set_cookie(response: Response, name: str, value: str, path: str) -> None:
+    response.set_cookie(name, value, path=path, secure=True, httponly=True, samesite="None")
 
 
 def _html(body: str, status: int = 200) -> Response:
@@ -82,6 +82,7 @@ class LoginFlow:
         directory: Directory,
         signer: Signer,
         registry: SPRegistry,
+        cookie_path: str = DEFAULT_IDP_COOKIE_PATH,  # the lab's --idp-cookie-path
     ) -> None:
         self.entity_id = entity_id
         self.scope = scope
@@ -91,6 +92,7 @@ class LoginFlow:
         self.directory = directory
         self.signer = signer
         self.registry = registry
+        self.cookie_path = cookie_path
 
     # -- entry points ----------------------------------------------------------------------------
     def start(self, request: Request) -> Response:
@@ -110,7 +112,7 @@ class LoginFlow:
             state["auth"] = self._existing_sso(request)
             next_view = "response" if state["auth"] else "login"
         response = self._go(state, jsessionid, next_view, new_snapshot=False)
-        _set_cookie(response, CONVERSATION_COOKIE, jsessionid)
+        _set_cookie(response, CONVERSATION_COOKIE, jsessionid, self.cookie_path)
         return response
 
     def resume(self, request: Request, execution: str) -> Response:
@@ -176,7 +178,7 @@ class LoginFlow:
             next_view = "response"
         response = self._go(state, jsessionid, next_view)
         if new_session_cookie:
-            _set_cookie(response, self.sessions.cookie, new_session_cookie)
+            _set_cookie(response, self.sessions.cookie, new_session_cookie, self.cookie_path)
         return response
 
     def _go(self, state: dict, jsessionid: str, view: str, new_snapshot: bool = True) -> Response:
