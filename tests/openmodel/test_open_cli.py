@@ -102,7 +102,7 @@ def test_capacity_search_on_the_lab_converges(lab_env, tmp_path, capsys):
     assert "maximum capacity:" in out
     write_report(tmp_path / "c")
     report = (tmp_path / "c" / "report.md").read_text()
-    assert "c: capacity search" in report and (tmp_path / "c" / "report-capacity.png").stat().st_size > 0
+    assert ": capacity search**" in report and (tmp_path / "c" / "report-capacity.png").stat().st_size > 0
     assert report.count("| FAIL |") == sum(not s["passed"] for s in found["steps"])
 
 
