@@ -9,6 +9,11 @@ one pattern (USERS x JOURNEYS) after a warm-up, its measured TPS from the summar
 alternate, the order rotating, for several rounds; medians and the ratio.
 
     .venv/bin/python bench/distributed.py [--rounds 3] [--users 8] [--journeys 40] [--base-port 22000]
+
+With `--rate R` each measurement is an arrival-rate level instead (R journeys/s for `--duration`
+seconds, at most --users in flight, split across the workers): its achieved rate, whether it was
+sustained, and p99 from the intended start beside the service time — a rate one worker cannot hold
+and two can.
 """
 
 from __future__ import annotations
@@ -92,6 +97,8 @@ def _measure(kind: str, workers: int, args: argparse.Namespace, sp_url: str, ca:
                  for _ in range(workers)]
     try:
         coordinator.wait_for_workers(workers, WORKER_WAIT)
+        if args.rate:
+            return _measure_rate(environment, args)
         plan = Plan((Pattern(args.users, args.journeys),), warmup=DEFAULT_WARMUP)
         (cell,) = run_plan(environment, plan, cell_time_limit=CELL_LIMIT)
     finally:
@@ -103,6 +110,20 @@ def _measure(kind: str, workers: int, args: argparse.Namespace, sp_url: str, ca:
     return summary.tps or 0.0, summary.errors  # TPS counts successful journeys, as Grinder
 
 
+def _measure_rate(environment, args: argparse.Namespace) -> tuple[float, int]:
+    from authbench.openmodel.rates import Arrivals, Level, LevelPlan
+    from authbench.openmodel.runner import run_level
+
+    level = Level("rate", float(args.rate), float(args.duration), DEFAULT_WARMUP)
+    cell = run_level(environment, level, 1, LevelPlan((level,), Arrivals(max_users=args.users)), CELL_LIMIT)
+    record = cell.open
+    print(f"  target {args.rate:g}/s: achieved {record['achieved_rate']:.1f}/s, "
+          f"{'sustained' if record['sustained'] else 'NOT sustained'}, {record['late']} late, "
+          f"{record['dropped']} dropped; p99 {record['response_ms']['p99']:.0f} ms from intended start, "
+          f"{record['service_ms']['p99']:.0f} ms service", flush=True)
+    return record["achieved_rate"], sum(1 for sample in cell.samples if sample.outcome != "ok")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS)
@@ -111,6 +132,8 @@ def main() -> None:
     parser.add_argument("--run-dir", default=".authbench/bench-distributed")
     parser.add_argument("--base-port", type=int, default=22000)
     parser.add_argument("--kinds", default=",".join(KINDS))
+    parser.add_argument("--rate", type=float, help="arrival-rate levels of this many journeys/s instead")
+    parser.add_argument("--duration", type=float, default=20.0, help="--rate: measured seconds (default 20)")
     parser.add_argument("--worker", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -123,9 +146,11 @@ def main() -> None:
     from authbench_lab.config import LabConfig
 
     config = LabConfig(run_dir=Path(args.run_dir), base_port=args.base_port, backends=["stateless"], users=200)
-    lab.up(config)
-    sp_url, ca = config.sp_url("stateless") + "/secure/", str(config.ca_cert)
     kinds = args.kinds.split(",")
+    with_lab = "requests" in kinds  # the cpu journey needs no server
+    if with_lab:
+        lab.up(config)
+    sp_url, ca = config.sp_url("stateless") + "/secure/", str(config.ca_cert)
     tps: dict[tuple[str, int], list[float]] = {(kind, n): [] for kind in kinds for n in (1, 2)}
     try:
         for round_number in range(args.rounds):
@@ -136,10 +161,14 @@ def main() -> None:
                     print(f"round {round_number + 1} {kind:<8} {workers} worker(s): {value:.1f} journeys/s, "
                           f"{errors} errors", flush=True)
     finally:
-        lab.down(config.run_dir)
+        if with_lab:
+            lab.down(config.run_dir)
     print(f"\n{datetime.date.today()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
           f"{args.users} users x {args.journeys} journeys per measurement, warm-up {DEFAULT_WARMUP:g} s, "
           f"{args.rounds} rounds, load average {os.getloadavg()[0]:.1f}\n")
+    if args.rate:
+        print(f"target rate {args.rate:g}/s for {args.duration:g} s, at most {args.users} in flight; "
+              "figures are achieved starts/s")
     print("| journey | 1 worker, median journeys/s | 2 workers | 2 / 1 |")
     print("|---|---:|---:|---:|")
     for kind in kinds:

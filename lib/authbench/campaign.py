@@ -51,6 +51,8 @@ class Target:
 
 def estimate_cell_s(pattern: Pattern, warmup: float) -> float:
     """Warm-up plus runs × the time one journey takes at this concurrency, assuming a saturating target."""
+    if hasattr(pattern, "duration"):  # an open-model level (openmodel.rates.Level): its own warm-up and length
+        return pattern.warmup + pattern.duration
     per_journey = max(ESTIMATE_JOURNEY_S, pattern.users / ESTIMATE_CAPACITY_TPS)
     return warmup + pattern.runs * per_journey
 

@@ -20,12 +20,15 @@ from typing import Any
 from locust.env import Environment
 
 from . import __version__, metrics
+from .openmodel import report as open_report
+from .openmodel.rates import LevelPlan
+from .openmodel.runner import run_any
 from .patterns import Plan
 from .results.failures import DEFAULT_KEEP, FailureBudget, FailureKeeper, failures_section, format_failures
 from .results.recorder import SAMPLES_FILE, SUMMARY_FILE, Recorder, keep_cells, results_dir
 from .results.summary import Summary, averages_by_pattern, summarize
 from .results.table import format_runs, run_label
-from .runner import CellResult, create_environment, run_plan
+from .runner import CellResult, create_environment
 from .signals import Interrupted, note
 from .users.journey import JourneyUser, RunContext
 
@@ -38,6 +41,7 @@ class RunReport:
     cells: list[CellResult]
     summaries: list[tuple[str, Summary]]
     failures: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)  # summary.json's `failures`
+    extra: dict[str, Any] = dataclasses.field(default_factory=dict)  # top-level findings, e.g. the capacity
 
     @property
     def complete(self) -> bool:
@@ -60,7 +64,7 @@ def versions() -> dict[str, str]:
 
 
 def execute(
-    plan: Plan,
+    plan: Plan | LevelPlan,
     user_class: type[JourneyUser],
     settings: Any,
     *,
@@ -93,7 +97,7 @@ def execute(
     else:
         document = {
             "run_id": run_dir.name, "started": time.time(), "finished": None, "config": config,
-            "plan": plan.record(),
+            "plan": {**plan.record(), **open_report.plan_record(plan)},
             "versions": versions(), "machine": machine(), "cells": [], "averages": {},
         }
     summaries = [(run_label(c["pattern"], c["repetition"]), Summary.from_dict(c["summary"]))
@@ -114,13 +118,15 @@ def execute(
 
         def cell_done(cell: CellResult) -> None:
             summary = summarize(cell.samples)
-            label = run_label(cell.pattern.label, cell.repetition) + (" (degraded)" if cell.degraded else "")
+            label = run_label(cell.pattern.label, cell.repetition) + (" (degraded)" if cell.degraded else "") \
+                + open_report.label_suffix(cell)
             summaries.append((label, summary))
             cells.append(cell)
             entry = {"pattern": cell.pattern.label, "repetition": cell.repetition, "complete": cell.complete,
                      "summary": summary.to_dict(), "steps": cell.steps, **(cell_extras() if cell_extras else {})}
             if cell.degraded:
                 entry["degraded"] = cell.degraded
+            entry.update(open_report.cell_record(cell))
             document["cells"].append(entry)
             document["averages"] = {k: v.to_dict() for k, v in averages_by_pattern(document["cells"]).items()}
             document["failures"] = failures()
@@ -146,7 +152,8 @@ def execute(
             listen(environment.authbench)
         server = metrics.serve(environment, metrics_port, metrics_host) if metrics_port is not None else None
         try:
-            run_plan(environment, plan, cell_time_limit=cell_time_limit)
+            extra = run_any(environment, plan, cell_time_limit=cell_time_limit)
+            document.update(extra)
         except Interrupted as exc:
             _record_interruption(document, current, cells, exc, run_dir)
             recorder.write_summary(document)
@@ -164,7 +171,7 @@ def execute(
         document["finished"] = time.time()
         document["failures"] = failures()
         recorder.write_summary(document)
-    return RunReport(run_dir, cells, summaries, document["failures"])
+    return RunReport(run_dir, cells, summaries, document["failures"], extra)
 
 
 def _record_interruption(document: dict[str, Any], current: dict[str, Any], cells: list[CellResult],
@@ -196,6 +203,7 @@ def _remark(cell: CellResult) -> str:
         lost = cell.degraded
         remarks.append(f"degraded: {lost['workers_lost']} worker(s) lost with {lost['users_lost']} users and "
                        f"{lost['journeys_lost']} journeys")
+    remarks += open_report.remarks(cell)
     return f" ({'; '.join(remarks)})" if remarks else ""
 
 
@@ -212,5 +220,8 @@ def print_report(report: RunReport, say: Callable[[str], None] = print) -> None:
     say(format_runs(report.summaries))
     for line in format_failures(report.failures, report.run_dir):
         say(line)
+    tables = open_report.format_report(report.cells, report.extra)
+    if tables:
+        say(tables)
     say(f"\nresults: {report.run_dir}")
     sys.stdout.flush()

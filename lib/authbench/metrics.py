@@ -17,6 +17,7 @@ from prometheus_client import CollectorRegistry, Counter, Enum, Gauge, Histogram
 from prometheus_client.core import HistogramMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest, start_http_server
 
+from .openmodel import metrics as open_metrics
 from .results.sample import MEASURED, WARMUP, Sample
 
 # Authentication latencies: a fast IdP answers a step in a few ms, a saturated one a journey in seconds.
@@ -84,6 +85,7 @@ class Metrics:
         users.set_function(lambda: float(getattr(environment.runner, "user_count", 0) or 0))
         workers = Gauge("authbench_workers", "Workers connected (1 for a local run)", registry=r)
         workers.set_function(lambda: float(getattr(environment.runner, "worker_count", 0) or 0))
+        open_metrics.register(r, environment.authbench)  # target/achieved rate, late/dropped of a level
         self._journey_names = {getattr(cls, "journey_name", "") for cls in environment.user_classes}
         events = environment.authbench.events
         events.sample.add_listener(self._sample)

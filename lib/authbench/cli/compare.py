@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..targets_lock import lab_key, target_lock, url_key
-from . import EXIT_FAILURE, CliError, say
+from . import EXIT_FAILURE, CliError, openmodel, say
 from .guards import check_port
 from .options import (
     DEFAULT_PASSWORD_RULE,
@@ -33,12 +33,14 @@ from .options import (
 )
 
 CAMPAIGN_ID_HINT = "; give another --campaign-id, --resume it, or --overwrite to move it aside"
+OPEN_OPTIONS = ("rate", "duration", "levels", "arrivals", "max_users", "queue_for", "late_after", "slo", "start_rate",
+                "growth", "precision", "max_rate", "step_duration", "step_warmup")  # cli/openmodel.py's
 CUSTOM_RULE = "password_rule_given"  # stored instead of the rule: a rule can be a password in all but name
 # The options that define a campaign: stored in campaign.json, taken from there by --resume.
 STORED_OPTIONS = ("backends", "target", "lb", "node", "pattern", "warmup", "repeat", "cell_time_limit",
                   "account", "accounts_csv", "accounts_template", "order", "seed",
                   "ca_bundle", "insecure", "lab_dir", "base_port", "users", "timeout", "prometheus",
-                  "prometheus_query", "expect", "expect_regex", "expect_status", "keep_failures")
+                  "prometheus_query", "expect", "expect_regex", "expect_status", "keep_failures", *OPEN_OPTIONS)
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -68,6 +70,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     plan.add_argument("--cell-time-limit", default="1h", help="a cell taking longer is cut short (default 1h)")
     add_account_options(parser)
     add_success_options(parser.add_argument_group("what counts as logged in"))
+    openmodel.add_options(parser)
 
     lab = parser.add_argument_group("the lab (with --backends)")
     add_lab_dir_option(lab)  # a lab running there is used
@@ -164,6 +167,8 @@ def _compare(args: argparse.Namespace) -> int:
     check_port(args.base_port, "--base-port")
     if not campaign:
         _check_campaign_id(args)
+    if openmodel.wanted(args):  # levels instead of patterns: backends compared at equal arrival rates
+        plan = openmodel.level_plan(args, plan.warmup, plan.repeat)
     prometheus = _prometheus(args)
     lab_config, start_lab = None, False
     if args.target:

@@ -11,7 +11,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from ..results.folder import abandon
-from . import EXIT_FAILURE, CliError, say
+from . import EXIT_FAILURE, CliError, openmodel, say
 from .guards import claim_run_folder
 from .options import accounts_from_args, check_url_port, lab_account_defaults, running_lab
 
@@ -96,9 +96,8 @@ def run(args: argparse.Namespace, plan, timeout: float, cell_limit: float) -> in
         raise CliError(problem)
     config = {"target": settings.endpoint.url, "journey": "ldap-bind", "ldap": settings.describe(),
               "timeout_s": timeout, "accounts": account_source}
-    say(f"target {settings.endpoint.url}: test {settings.describe()['mode']} ok; plan {args.pattern}, "
-        f"warm-up {plan.warmup:g} s, "
-        f"{plan.repeat} repetition(s)")
+    say(f"target {settings.endpoint.url}: test {settings.describe()['mode']} ok; "
+        f"plan {openmodel.plan_text(args, plan)}, warm-up {plan.warmup:g} s, {plan.repeat} repetition(s)")
     port = settings.endpoint.port
     extras = (lambda: {"time_wait_after": time_wait_count(port)}) if args.new_connection else None
     report = headless.execute(plan, LDAPUser, settings, config=config, results_base=run_dir.parent,

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 from ..results.folder import abandon
 from ..signals import note
 from ..targets_lock import TargetBusy, lab_key, target_lock, url_key
-from . import EXIT_CRITERIA_FAILED, EXIT_FAILURE, CliError, ldap_run, pg_run, pi_run, say
+from . import EXIT_CRITERIA_FAILED, EXIT_FAILURE, CliError, ldap_run, openmodel, pg_run, pi_run, say
 from .guards import check_ports, claim_run_folder
 from .options import (
     LAB_PROTECTED_PATH,
@@ -42,8 +42,9 @@ MAX_ENTITY_ID = 1024  # SAML core 8.3.6: an entityID is a URI of at most 1024 ch
 LOGIN_FORMS = ("auto", "keycloak", "shibboleth", "simplesamlphp")  # users.saml.LOGIN_FORMS, without importing Locust
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    run = subparsers.add_parser("run", help="headless load: SAML SSO journeys in threads x runs patterns")
+def add_parser(subparsers: argparse._SubParsersAction, name: str = "run",
+               help: str = "headless load: SAML SSO journeys in threads x runs patterns") -> argparse.ArgumentParser:
+    run = subparsers.add_parser(name, help=help)
     target = run.add_argument_group("target")
     target.add_argument("--target", required=True,
                         help="the SP's protected URL (or, with --sp virtual, the IdP's SSO URL); "
@@ -83,6 +84,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
     ldap_run.add_options(run)
     pi_run.add_options(run)
+    openmodel.add_options(run)
 
     output = run.add_argument_group("results")
     output.add_argument("--results", default="results", help="results folder (default ./results)")
@@ -117,6 +119,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                       help="--worker: quit when the master has sent no heartbeat for this long (default 10s)")
     settings = [action for group in (target, accounts, journey) for action in group._group_actions]
     run.set_defaults(handler=_run, settings_actions=settings)
+    return run
 
 
 def add_sp_metadata_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -178,6 +181,8 @@ def _plan_options(args: argparse.Namespace) -> tuple[Plan, float, float]:
     if timeout <= 0:
         raise CliError("--timeout must be more than 0")
     check_ports(args, "metrics_port", "master_bind_port", "master_port")
+    if openmodel.wanted(args):
+        plan = openmodel.level_plan(args, plan.warmup, plan.repeat)
     return plan, timeout, cell_limit
 
 
@@ -254,7 +259,8 @@ def _load(args: argparse.Namespace, prepared: PreparedRun, run_dir: Path, lock: 
     if problem:
         abandon(run_dir, lock)
         raise CliError(problem)
-    say(f"plan {args.pattern}, warm-up {plan.warmup:g} s, {plan.repeat} repetition(s); results in {run_dir}")
+    say(f"plan {openmodel.plan_text(args, plan)}, warm-up {plan.warmup:g} s, {plan.repeat} repetition(s); "
+        f"results in {run_dir}")
     port = urlsplit(target).port or (443 if target.startswith("https") else 80)
     extras = (lambda: {"time_wait_after": time_wait_count(port)}) if args.new_connection else None
     run = functools.partial(headless.execute, plan, SAMLUser, settings, config=prepared.config,

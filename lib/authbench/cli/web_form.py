@@ -24,6 +24,7 @@ OPTION_FIELDS = {"expect": "--expect", "expect_regex": "--expect-regex", "expect
                  "accounts_template": "--accounts-template", "password_rule": "--password-rule",
                  "ca_bundle": "--ca-bundle"}
 CSV_FIELD = "accounts_csv_text"  # the text of an uploaded user,password file
+OPEN_FIELDS = ("rate", "duration", "levels", "slo")  # arrival rates instead of patterns (cli/openmodel.py)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -61,7 +62,9 @@ def parse_form(form: dict[str, str], run_options: str = "", accounts_csv: str | 
     except ValueError as exc:
         raise CliError(f"--run-options {run_options!r}: {exc}") from None
     # Each field is one argument after its option: a value cannot smuggle in options of its own.
-    argv = ["run", "--target", target, "--pattern", (form.get("pattern") or "").strip() or ",",
+    open_model = [f"--{field}={value}" for field in OPEN_FIELDS if (value := (form.get(field) or "").strip())]
+    pattern = [] if open_model else ["--pattern", (form.get("pattern") or "").strip() or ","]
+    argv = ["run", "--target", target, *pattern, *open_model,
             "--warmup", (form.get("warmup") or "0").strip(), "--repeat", repeat, "--cell-time-limit", limit]
     for field, option in OPTION_FIELDS.items():
         value = (form.get(field) or "").strip()

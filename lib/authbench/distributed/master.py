@@ -119,6 +119,7 @@ class Coordinator:
         runner.register_message(protocol.SAMPLES, self._samples)
         runner.register_message(protocol.STOPPED, self._stopped)
         runner.register_message(protocol.FAILURE, self._failure)
+        runner.register_message(protocol.LEVEL_DONE, self._level_done)  # arrival-rate levels (openmodel.distributed)
 
     def _hello(self, environment: Environment, msg: Any) -> None:
         version = str((msg.data or {}).get("version"))
@@ -139,6 +140,18 @@ class Coordinator:
 
     def _failure(self, environment: Environment, msg: Any) -> None:
         self.events.failure.fire(evidence=Evidence.from_dict(msg.data["evidence"]))
+
+    def _level_done(self, environment: Environment, msg: Any) -> None:
+        cell = self.cell
+        if cell is not None and cell.id == msg.data["cell"] and hasattr(cell, "level_done"):
+            cell.level_done(msg.node_id, msg.data)
+
+    def new_cell_id(self) -> int:
+        self._cells += 1
+        return self._cells
+
+    def notice_lost(self, cell: Any) -> None:
+        self._notice_lost(cell)
 
     def _stopped(self, environment: Environment, msg: Any) -> None:
         cell = self.cell

@@ -19,6 +19,8 @@ CELL = "authbench_cell"  # master → worker {cell, users, runs, repetition, war
 SAMPLES = "authbench_samples"  # worker → master {cell, samples: [row…], finished: [user…], last: bool}
 STOP = "authbench_stop"  # master → worker {cell}: the time limit cut the cell short, stop its users
 STOPPED = "authbench_stopped"  # worker → master {cell}: users stopped, every sample sent
+LEVEL = "authbench_level"  # master → worker {cell, level, arrivals, repetition, epoch, time_limit, share, of}
+LEVEL_DONE = "authbench_level_done"  # worker → master {cell, counters, first_sent, last_sent, histograms}
 FAILURE = "authbench_failure"  # worker → master {evidence}: a failing journey's trail and page (results.failures)
 
 Row = list[Any]

@@ -22,6 +22,7 @@ from locust.runners import STATE_INIT, WorkerRunner
 from locust.stats import StatsEntry
 
 from .. import __version__
+from ..openmodel.distributed import serve_levels
 from ..patterns import Pattern
 from ..phases import PhaseController
 from ..results.failures import Evidence
@@ -68,6 +69,7 @@ class WorkerAgent:
         self.context.events.sample.add_listener(self._sample)
         self.context.events.failure.add_listener(self._failure)
         environment.events.report_to_master.add_listener(self._strip_warmup_stats)
+        serve_levels(self)  # arrival-rate levels, each worker its share of the slots
 
     # -- handshake ---------------------------------------------------------------------------------
 

@@ -35,6 +35,7 @@ class Cell:
     status: str = DONE  # DONE, CUT_SHORT (time limit) or INCOMPLETE (the run was killed during it)
     resources: dict[str, Any] | None = None
     degraded: dict[str, Any] | None = None  # a lost worker's users and journeys (distributed runs)
+    open: dict[str, Any] | None = None  # an open-model level's rates, starts and two latencies (openmodel)
 
     @property
     def threads(self) -> int:
@@ -163,7 +164,8 @@ def _run(folder: Path, backend: str) -> Run:
             raise ReportError(f"{folder / SUMMARY_FILE}: a cell lacks {exc}; the file is damaged") from None
         listed.add(key)
         status = DONE if entry.get("complete", True) else CUT_SHORT
-        cells.append(Cell(backend, key[0], key[1], summary, status, entry.get("resources"), entry.get("degraded")))
+        cells.append(Cell(backend, key[0], key[1], summary, status, entry.get("resources"), entry.get("degraded"),
+                          entry.get("open")))
     for (pattern, repetition), group in split_runs(samples).items():
         if (pattern, repetition) not in listed:  # killed during this cell: its figures come from its samples
             summary = summarize(group)

@@ -57,6 +57,11 @@ def all_plots(results: Results) -> list[Plot]:
              f"Failed journeys per {ERROR_BIN_S:g} s of each backend's run, warm-up included.",
              _png(_errors(results, colors))),
     ]
+    if any(run.document.get("capacity") for run in results.runs.values()):
+        plots.append(Plot("capacity", "Capacity search: rate against latency and errors",
+                          "Each step of the search at its target rate: p99 from the intended start (line) and "
+                          "errors; hollow markers failed the SLO or were not sustained; the dashed line is the "
+                          "confirmed maximum capacity (the knee).", _png(_capacity(results, colors))))
     if any(c.resources for c in results.cells):
         plots.append(Plot("cpu", "CPU per component",
                           "Mean CPU over the measured phase, averaged over repetitions (100% = one core).",
@@ -231,3 +236,27 @@ def _cell_cpu(cell, name: str) -> float:
 
 def _peak_cpu(cells: list, name: str) -> float:
     return max((_cell_cpu(c, name) for c in cells), default=0.0)
+
+
+def _capacity(results: Results, colors: dict) -> Figure:
+    figure, (latency, errors) = _subplots(1, 2, figsize=(WIDTH_IN, PANEL_HEIGHT_IN + 0.6))
+    for backend, run in results.runs.items():
+        found = run.document.get("capacity")
+        if not found:
+            continue
+        cells = {cell.pattern: cell for cell in run.cells}
+        points = sorted([(step["rate"], cells[label], step["passed"])
+                         for step, label in zip(found["steps"], found.get("step_labels") or [], strict=False)
+                         if label in cells], key=lambda point: point[0])
+        color = colors[backend]
+        for axis, value in ((latency, lambda c: (c.open or {}).get("response_ms", {}).get("p99") or math.nan),
+                            (errors, lambda c: 100.0 * c.summary.errors / c.summary.tests if c.summary.tests else 0)):
+            axis.plot([p[0] for p in points], [value(p[1]) for p in points], color=color, label=backend)
+            for rate, cell, passed in points:
+                axis.scatter([rate], [value(cell)], color=color if passed else "white", edgecolors=color, zorder=3)
+            if found.get("answer") is not None:
+                axis.axvline(found["answer"], color=color, linestyle="--", linewidth=1)
+    latency.set(xlabel="target rate (journeys/s)", ylabel="p99 from intended start (ms)", yscale="log")
+    errors.set(xlabel="target rate (journeys/s)", ylabel="errors (%)")
+    latency.legend(fontsize=FONT_SIZE - 1)
+    return figure

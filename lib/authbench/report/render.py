@@ -15,6 +15,7 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from .findings import caveats, findings
+from .levels import capacity_tables, levels_table
 from .load import Results, clean_url
 from .plots import Plot
 from .tables import (
@@ -63,6 +64,8 @@ def sections(results: Results, plots: list[Plot]) -> dict[str, Any]:
         "checks": checks_table(results),
         "checks_evidence": checks_evidence_table(results),
         "runs": run_tables(results),
+        "levels": levels_table(results),
+        "capacity": capacity_tables(results),
         "distribution": distribution_table(results),
         "failures": failures_table(results),
         "cpu": cpu_tables(results),

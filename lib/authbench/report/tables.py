@@ -54,6 +54,7 @@ def run_tables(results: Results) -> list[Table]:
             for cell in cells:
                 label = run_label(pattern, cell.repetition) + ("" if cell.status == DONE else f" ({cell.status})")
                 label += " (degraded)" if cell.degraded else ""
+                label += " (not sustained)" if cell.open and not cell.open.get("sustained", True) else ""
                 rows.append([label, *_figures(cell.summary)])
             counted = [c.summary for c in cells if c.status != INCOMPLETE]
             if len(counted) > 1:

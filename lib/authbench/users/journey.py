@@ -49,6 +49,7 @@ class RunContext:
     coordinator: Any = None  # distributed.master.Coordinator on a master
     failures: FailureBudget = field(default_factory=FailureBudget)  # examples still wanted, per reason
     metrics: Any = None  # metrics.Metrics once /metrics is installed
+    level: Any = None  # openmodel.driver.LevelOutcome of the arrival-rate level running (or last run)
 
 
 class JourneyUser(User):

@@ -116,7 +116,8 @@ class LiveRun:
         summary = summarize(cell.samples)
         label = run_label(cell.pattern.label, cell.repetition)
         self.cells.append({"label": label, "pattern": cell.pattern.label, "repetition": cell.repetition,
-                           "complete": cell.complete, "summary": summary.to_dict()})
+                           "complete": cell.complete, "summary": summary.to_dict(),
+                           "open": getattr(cell, "open", None)})  # an arrival-rate level's rates and starts
         self._summaries.setdefault(cell.pattern.label, []).append(summary)
         self.cell_samples = []
         self.phase = ""  # between cells: nothing is running until the next cell_start
@@ -143,8 +144,8 @@ class LiveRun:
                                                "repeat": plan.repeat, "cells": len(plan.cells())},
             "current": None if self.pattern is None else {  # after the run: the last cell, phase ""
                 "pattern": self.pattern.label, "repetition": self.repetition, "phase": self.phase,
-                "cell": len(self.cells) + (1 if self.phase else 0), "users": self.pattern.users,
-                "runs": self.pattern.runs,
+                "cell": len(self.cells) + (1 if self.phase else 0), "users": getattr(self.pattern, "users", None),
+                "runs": getattr(self.pattern, "runs", None),  # a level has neither: arrivals, not users × runs
                 "per_user": [{"user": user, "warmup": counts[WARMUP], "measured": counts[MEASURED]}
                              for user, counts in sorted(self.per_user.items())[:PER_USER_ROWS]],
             },

@@ -75,6 +75,11 @@ function showRun(s) {
   $("start").disabled = s.busy;
   $("stop").disabled = !s.busy;
 
+  const levels = s.rows.filter((row) => row.open);  // arrival-rate levels: what only an open model knows
+  $("open-figures").textContent = levels.map((row) => `${row.label}: target ${rate(row.open.target_rate)}/s, ` +
+    `achieved ${rate(row.open.achieved_rate)}/s, ${row.open.late} late, ${row.open.dropped} dropped, ` +
+    `p99 ${ms(row.open.response_ms.p99)} ms from intended start vs ${ms(row.open.service_ms.p99)} ms service` +
+    (row.open.sustained ? "" : " — NOT SUSTAINED")).join("; ");
   const rows = s.rows.map(grinderRow);
   if (s.running) rows.push(grinderRow(s.running));
   fill(document.querySelector("#grinder tbody"), rows);

@@ -1,0 +1,94 @@
+"""The maximum-capacity search: geometric steps up, binary refinement, one confirmation.
+
+Pure logic over a `measure(rate, stage) -> passed` function, so the search is the same whatever a
+step runs (the runner measures a level at that rate and checks the SLO). The answer is the highest
+rate that passed and was confirmed (when a confirmation fails, the next lower passing rate is
+confirmed instead, at most CONFIRM_FALLBACKS times); every step is kept, in order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from .rates import Search
+
+GROW = "grow"
+REFINE = "refine"
+CONFIRM = "confirm"
+CONFIRM_FALLBACKS = 2  # lower passing rates tried when a confirmation fails
+
+
+@dataclass
+class Step:
+    rate: float
+    stage: str  # GROW, REFINE or CONFIRM
+    passed: bool
+
+
+@dataclass
+class CapacityResult:
+    steps: list[Step] = field(default_factory=list)
+    last_pass: float | None = None
+    first_fail: float | None = None
+    confirmed: bool = False
+    ceiling_reached: bool = False  # every step up to Search.max_rate passed: the capacity is above it
+    steps_exhausted: bool = False
+    precision_reached: bool = False  # the knee is bracketed within Search.precision
+
+    @property
+    def answer(self) -> float | None:
+        """The highest sustained rate meeting the SLO, once confirmed."""
+        return self.last_pass if self.confirmed else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "answer": self.answer}
+
+    def bracket(self) -> float | None:
+        """(first failing - last passing) / last passing: how precisely the knee is known."""
+        if self.first_fail is None or not self.last_pass:
+            return None
+        return (self.first_fail - self.last_pass) / self.last_pass
+
+
+def search(measure: Callable[[float, str], bool], knobs: Search) -> CapacityResult:
+    result = CapacityResult()
+
+    def step(rate: float, stage: str) -> bool:
+        passed = measure(rate, stage)
+        result.steps.append(Step(rate, stage, passed))
+        return passed
+
+    rate = min(knobs.start, knobs.max_rate)
+    while len(result.steps) < knobs.max_steps:
+        if not step(rate, GROW):
+            result.first_fail = rate
+            break
+        result.last_pass = rate
+        if rate >= knobs.max_rate:
+            result.ceiling_reached = True
+            break
+        rate = min(rate * knobs.growth, knobs.max_rate)
+    if result.first_fail is None and not result.ceiling_reached:
+        result.steps_exhausted = True
+    if result.last_pass is None:
+        return result  # even the start rate fails the SLO
+    while (result.first_fail is not None and len(result.steps) < knobs.max_steps - 1
+           and (result.first_fail - result.last_pass) / result.last_pass > knobs.precision):
+        middle = (result.last_pass + result.first_fail) / 2
+        if step(middle, REFINE):
+            result.last_pass = middle
+        else:
+            result.first_fail = middle
+    if (result.bracket() or 0.0) > knobs.precision:
+        result.steps_exhausted = True
+    result.confirmed = step(result.last_pass, CONFIRM)
+    for _ in range(CONFIRM_FALLBACKS):  # a failed confirmation: the next lower passing rate must confirm instead
+        lower = [s.rate for s in result.steps if s.passed and s.stage != CONFIRM and s.rate < result.last_pass]
+        if result.confirmed or not lower:
+            break
+        result.first_fail, result.last_pass = result.last_pass, max(lower)
+        result.confirmed = step(result.last_pass, CONFIRM)
+    result.precision_reached = result.first_fail is not None and (result.bracket() or 0.0) <= knobs.precision
+    return result
