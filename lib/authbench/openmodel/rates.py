@@ -124,6 +124,10 @@ class LevelPlan:
         return [(level, rep) for level in self.levels for rep in range(1, self.repeat + 1)
                 if (level.label, rep) not in self.skip]
 
+    def record(self) -> dict:
+        """As patterns.Plan.record: what summary.json holds and --resume compares (levels by their labels)."""
+        return {"patterns": [level.label for level in self.levels], "warmup_s": self.warmup, "repeat": self.repeat}
+
     def describe(self) -> str:
         parts = [f"{level.name}={format_rate(level.rate)}:{level.duration:g}s" for level in self.levels]
         if self.search is not None:
