@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from . import EXIT_FAILURE, CliError, ldap_run, say
+from . import EXIT_FAILURE, CliError, fault_options, ldap_run, say
 from .options import (
     LAB_PROTECTED_PATH,
     accounts_from_args,
@@ -26,6 +26,7 @@ from .options import (
 )
 
 if TYPE_CHECKING:
+    from ..faults.plan import Fault
     from ..patterns import Plan
     from ..users.saml import SAMLSettings
 
@@ -69,9 +70,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                          help="keep cookies between a user's journeys: later ones measure SSO without password")
     journey.add_argument("--new-connection", action="store_true",
                          help="close connections after every journey (browser-like churn; TIME_WAIT counted)")
+    fault_options.add_pace_option(journey)
     add_success_options(journey)
 
     ldap_run.add_options(run)
+    fault_options.add_options(run)
 
     output = run.add_argument_group("results")
     output.add_argument("--results", default="results", help="results folder (default ./results)")
@@ -137,6 +140,8 @@ class PreparedRun:
     target: str
     cell_time_limit: float
     keep_failures: int
+    faults: list[Fault]
+    lab_run_dir: str
 
 
 def _plan_options(args: argparse.Namespace) -> tuple[Plan, float, float]:
@@ -161,8 +166,13 @@ def prepare(args: argparse.Namespace) -> PreparedRun:
     plan, timeout, cell_limit = _plan_options(args)
     if (args.workers is not None and args.workers < 1) or args.expect_workers < 1:
         raise CliError("--workers and --expect-workers must be at least 1")
+    from .lab import default_run_dir
+
     lab_defaults = None
     target, lab_ca = args.target, None
+    backend = target[len(LAB_PREFIX):] if target.startswith(LAB_PREFIX) else None
+    faults = fault_options.faults(args, backend, default_run_dir())
+    pace = fault_options.pace(args)
     if target.startswith(LAB_PREFIX):
         target, lab_ca, lab_defaults = _lab_target(target[len(LAB_PREFIX):], args)
     check_url(target, "--target")
@@ -176,7 +186,7 @@ def prepare(args: argparse.Namespace) -> PreparedRun:
             reuse_session=args.reuse_session, new_connection=args.new_connection,
             virtual_sp=args.sp == "virtual", verify_signature=args.verify_signature,
             idp_cert=args.idp_cert or (lab_defaults and str(lab_defaults["idp_cert"] / "signing.crt")),
-            register_metadata_in=lab_defaults and lab_defaults["metadata_dir"], rule=rule,
+            register_metadata_in=lab_defaults and lab_defaults["metadata_dir"], rule=rule, pace=pace,
         )
     except ValueError as exc:
         raise CliError(str(exc)) from None
@@ -184,18 +194,22 @@ def prepare(args: argparse.Namespace) -> PreparedRun:
               "tls_verify": verify if isinstance(verify, bool) else f"CA bundle {verify}",
               "timeout_s": timeout, "accounts": account_source, "login_form": settings.describe_fields(),
               "reuse_session": args.reuse_session, "new_connection": args.new_connection,
-              "success_rule": rule.describe(), "keep_failures": args.keep_failures}
-    return PreparedRun(plan, settings, config, target, cell_limit, args.keep_failures)
+              "success_rule": rule.describe(), "keep_failures": args.keep_failures, "pace_s": pace,
+              "faults": [fault.describe() for fault in faults]}
+    return PreparedRun(plan, settings, config, target, cell_limit, args.keep_failures, faults, default_run_dir())
 
 
 def _run(args: argparse.Namespace) -> int:
     from .. import headless
     from ..distributed import DistributedError
+    from ..faults.execute import FaultSchedule
     from ..metrics import MetricsError
     from ..results.recorder import results_dir
     from ..sockets import time_wait_count
     from ..users.saml import SAMLUser, preflight
 
+    if ldap_run.wants(args.target) and args.fault:
+        raise CliError("--fault works with SAML runs for now; for LDAP, stop the server by hand (docs/failover.md)")
     if ldap_run.wants(args.target):  # LDAP binds in the same patterns (one process)
         return ldap_run.run(args, *_plan_options(args))
     prepared = prepare(args)
@@ -213,13 +227,21 @@ def _run(args: argparse.Namespace) -> int:
     problem = check.problem(check.save(run_dir))
     if problem:
         raise CliError(problem)
-    say(f"plan {args.pattern}, warm-up {plan.warmup:g} s, {plan.repeat} repetition(s); results in {run_dir}")
+    say(f"plan {args.pattern}, warm-up {plan.warmup:g} s, {plan.repeat} repetition(s)"
+        + (f", pace {settings.pace:g} s" if settings.pace else "") + f"; results in {run_dir}")
+    for fault in prepared.faults:
+        say(f"fault plan: {fault.describe()}")
     port = urlsplit(target).port or (443 if target.startswith("https") else 80)
-    extras = (lambda: {"time_wait_after": time_wait_count(port)}) if args.new_connection else None
+    schedule = FaultSchedule(prepared.faults, prepared.lab_run_dir, say) if prepared.faults else None
+
+    def extras() -> dict[str, Any]:
+        return {**({"time_wait_after": time_wait_count(port)} if args.new_connection else {}),
+                **(schedule.finish() if schedule else {})}
+
     run = functools.partial(headless.execute, plan, SAMLUser, settings, config=prepared.config,
                             results_base=run_dir.parent, run_id=run_dir.name, cell_time_limit=prepared.cell_time_limit,
                             say=say, cell_extras=extras, metrics_port=args.metrics_port, metrics_host=args.metrics_host,
-                            keep_failures=prepared.keep_failures)
+                            keep_failures=prepared.keep_failures, listen=schedule and schedule.listen)
     try:
         report = _run_master(args, run, SAMLUser, settings, worker_wait) if args.master or args.workers else run()
     except (DistributedError, MetricsError) as exc:

@@ -39,8 +39,9 @@ COLUMNS = (
     "repetition",
     "account",
     "detail",
+    "session",
 )
-OPTIONAL_COLUMNS = ("time", "detail")  # older files lack these; they are read all the same
+OPTIONAL_COLUMNS = ("time", "detail", "session")  # older files lack these; they are read all the same
 RUN_ID_TIME_FORMAT = "%Y%m%d-%H%M%S"  # UTC, so ids sort in run order whatever the host's time zone
 RUN_ID_SUFFIX_BYTES = 2  # 4 hex digits: two runs started in the same second still get distinct ids
 RUN_ID_ATTEMPTS = 20
@@ -92,6 +93,7 @@ class Recorder:
                     sample.repetition,
                     sample.account,
                     sample.detail,
+                    sample.session,
                 )
             )
             self._file.flush()
@@ -248,6 +250,7 @@ def _parse(row: list[str], index: dict[str, int], path: Path, line: int) -> Samp
             repetition=int(row[index["repetition"]]),
             account=row[index["account"]],
             detail=row[index["detail"]] if "detail" in index else "",
+            session=row[index["session"]] if "session" in index else "",
         )
     except (IndexError, ValueError) as e:
         raise ValueError(f"{path}:{line}: bad sample row {row!r}: {e}") from e

@@ -27,6 +27,7 @@ class Sample:
     repetition: int  # 1-based repetition of the pattern; 0 for plain Locust runs
     account: str = ""  # the user name logged in with (never a password)
     detail: str = ""  # a failure's step and page (results.failures.short_detail), never a secret
+    session: str = ""  # --reuse-session: fresh, reused, lost or sp-session (journeys.returning); else ""
 
     @property
     def end(self) -> float:
