@@ -62,19 +62,22 @@ def fault_run(lab, tmp_path, capsys, backend: str, component: str) -> dict:
         code, out, _ = run(["--target", f"lab:{backend}", *PACED, "--fault", plan, "--results", str(tmp_path),
                             "--run-id", "f"], capsys)
     finally:
-        full = component if "-" in component and not component.startswith("idp") else f"{backend}/{component}"
+        full = f"{backend}/{component}" if component.startswith("idp-") else component
         lab_api.start_component(lab.run_dir, full)  # already running unless the run broke off
     assert code == 0, out
     cell = json.loads((tmp_path / "f" / "summary.json").read_text())["cells"][0]
     stop, start = cell["faults"]
     assert stop["ok"] and start["ok"] and stop["status"].startswith("stopped")
     # each at its time, or when the one before it ended (a node's graceful stop takes seconds)
-    assert start["time"] >= max(stop["time"] + START_AT - STOP_AT, stop["time"] + stop["seconds"]) - 0.01
+    played = cell["failover"]
+    assert played["faults"][0]["at_s"] >= STOP_AT and played["windows"][2]["from_s"] >= START_AT
+    assert start["time"] >= stop["time"] + stop["seconds"] - 0.01
     assert "Test 4" in out
     return cell["failover"]["faults"][0]  # the stop
 
 
-@pytest.mark.parametrize(("backend", "expected"), [("memcached", "○"), ("stateless", "○"), ("local", "△")])
+@pytest.mark.parametrize(("backend", "expected"), [("terracotta", "○"), ("memcached", "○"), ("repcached", "○"),
+                                                   ("stateless", "○"), ("local", "△")])
 def test_stopping_one_idp_node(lab_env, tmp_path, capsys, backend, expected):
     fault = fault_run(lab_env, tmp_path, capsys, backend, "idp-a")
     assert fault["logged_in_users"] == 8
@@ -89,6 +92,18 @@ def test_stopping_one_memcached(lab_env, tmp_path, capsys, backend, expected):
         time.sleep(MEMCACHED_DEAD_RETRY)  # let the IdP nodes take memcached-a back before the next test
     assert fault["logged_in_users"] == 8
     assert fault["test4"] == expected, fault
+
+
+def test_stopping_the_redis_primary_stops_terracotta_and_its_restart_loses_every_session(lab_env, tmp_path, capsys):
+    """The lab's terracotta nodes talk to the primary only: no failover to the replica. The primary comes
+    back empty and the replica resyncs from it, so every SSO session is gone (docs/failover.md)."""
+    fault = fault_run(lab_env, tmp_path, capsys, "terracotta", "redis-primary")
+    stop, start = json.loads((tmp_path / "f" / "summary.json").read_text())["cells"][0]["faults"]
+    down_from, down_until = stop["time"] + stop["seconds"], start["time"]
+    during = [r for r in rows(tmp_path / "f")
+              if float(r["start"]) >= down_from and float(r["start"]) + float(r["duration_ms"]) / 1000 < down_until]
+    assert during and all(r["outcome"] == "error" for r in during)  # every journey begun meanwhile failed
+    assert fault["test4"] == "×" and fault["reauthenticated_users"] == 8
 
 
 def test_a_failing_command_is_recorded_and_the_run_measured(lab_env, tmp_path, capsys):
@@ -114,3 +129,22 @@ def test_bad_plans_are_refused_before_any_load(lab_env, tmp_path, capsys, plan, 
                           str(tmp_path), "--run-id", "bad"], capsys)
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "bad").exists() and "preflight" not in out
+
+
+def test_compare_puts_test4_beside_tests_1_to_3(lab, tmp_path, capsys):
+    plan = f"at={STOP_AT}s stop idp-a; at={START_AT}s start idp-a"
+    try:
+        code = main(["compare", "--lab-dir", str(lab.run_dir), "--backends", "stateless,local", *PACED[1:],
+                     "--warmup", "0", "--repeat", "1", "--fault", plan, "--results", str(tmp_path),
+                     "--campaign-id", "c"])
+    finally:
+        for backend in ("stateless", "local"):
+            lab_api.start_component(lab.run_dir, f"{backend}/idp-a")
+    out = capsys.readouterr().out
+    assert code == 0, out
+    table = out[out.index("cluster     fault"):].splitlines()
+    assert table[1].split()[:5] == ["stateless", "at=2s", "stop", "idp-a", "○"]
+    assert table[2].split()[:5] == ["local", "at=2s", "stop", "idp-a", "△"]
+    config = json.loads((tmp_path / "c" / "runs" / "local" / "summary.json").read_text())["config"]
+    assert config["reuse_session"] and config["pace_s"] == 0.5 and config["faults"] == [
+        "at=2s stop local/idp-a", "at=4.5s start local/idp-a"]

@@ -53,6 +53,18 @@ def test_verdicts():
     assert [verdict(0, 0), verdict(4, 0), verdict(4, 1), verdict(4, 4)] == ["-", "○", "△", "×"]
 
 
+def test_sessions_lost_after_the_restart_are_charged_to_the_stop():
+    samples = [journey(0, 0, session=FRESH), journey(1, 0, session=FRESH), journey(0, 1), journey(1, 1)]
+    samples += [journey(u, t, ok=False) for u in (0, 1) for t in (3, 4)]  # the store is down: every journey fails
+    samples += [journey(u, 6, session=LOST) for u in (0, 1)] + [journey(u, 7) for u in (0, 1)]  # back, empty
+    faults = [{"fault": "at=2s stop redis-primary", "action": "stop", "time": T0 + 2.5},
+              {"fault": "at=5s start redis-primary", "action": "start", "time": T0 + 5.5}]
+    section = analyse(samples, faults, T0)
+    assert len(section["windows"]) == 3 and section["windows"][2]["sso_lost"] == 2
+    [stop] = section["faults"]
+    assert (stop["reauthenticated_users"], stop["test4"], stop["recovery_s"]) == (2, "×", 3.0)
+
+
 def test_a_fault_that_never_ran_opens_no_window():
     section = analyse(timeline(), [{"fault": "at=30s stop idp-a", "time": None}], T0)
     assert [w["window"] for w in section["windows"]] == ["before"] and section["faults"] == []

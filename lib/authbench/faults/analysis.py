@@ -5,7 +5,9 @@ counts after it. Per window: journeys, errors, SSO sessions lost and reused, and
 successful journeys (the spike). Per fault: the time to recover — from the fault to the first second
 from which the error share stays at or below RECOVERY_ERROR_SHARE for RECOVERY_SECONDS — and the share
 of the users logged in at the fault who were asked for their password again in a journey begun before
-the next fault (Test 4: ○ none, △ some, × all of them).
+the next fault (Test 4: ○ none, △ some, × all of them). A `start` ends an outage rather than beginning
+one, so it gets no verdict of its own and does not end the one before it: sessions a restarted store
+comes back without are charged to the stop that lost them.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 
 from ..journeys.returning import LOST, REUSED
 from ..results.sample import OK, Sample
+from .plan import START
 
 RECOVERY_ERROR_SHARE = 0.05  # at most this share of a second's journeys may fail once recovered
 RECOVERY_SECONDS = 3  # … for this many seconds in a row (each with at least one journey)
@@ -83,8 +86,11 @@ def analyse(samples: Sequence[Sample], faults: Sequence[dict[str, Any]], begin: 
         windows.append({"window": name, "from_s": round(low - begin, 3), "to_s": round(high - begin, 3),
                         **window(inside)})
     per_fault = []
-    for i, fault in enumerate(f for f in faults if f.get("time") is not None):
-        until = bounds[i + 2]
+    played = [f for f in faults if f.get("time") is not None]
+    for i, fault in enumerate(played):
+        if fault.get("action") == START:
+            continue  # the end of an outage, judged with the fault that began it
+        until = next((f["time"] for f in played[i + 1:] if f.get("action") != START), end)
         users, lost = reauthenticated(measured, fault["time"], until)
         recovery = recovery_seconds(measured, fault["time"], until)
         per_fault.append({"fault": fault["fault"], "at_s": round(fault["time"] - begin, 3),

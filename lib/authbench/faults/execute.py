@@ -91,8 +91,8 @@ class FaultSchedule:
     def _measuring(self, **_kwargs: Any) -> None:
         self.begin = time.time()
         self.samples = []
-        self.records = [{"fault": f.describe(), "at_s": f.at, "time": None, "seconds": None, "ok": None,
-                         "exit_status": None, "status": NOT_RUN, "output": ""} for f in self.faults]
+        self.records = [{"fault": f.describe(), "action": f.action, "at_s": f.at, "time": None, "seconds": None,
+                         "ok": None, "exit_status": None, "status": NOT_RUN, "output": ""} for f in self.faults]
         self._greenlet = gevent.spawn(self._play, self.begin)
 
     def _sample(self, sample: Sample) -> None:
