@@ -142,7 +142,8 @@ def test_compare_puts_test4_beside_tests_1_to_3(lab, tmp_path, capsys):
             lab_api.start_component(lab.run_dir, f"{backend}/idp-a")
     out = capsys.readouterr().out
     assert code == 0, out
-    table = out[out.index("cluster     fault"):].splitlines()
+    lines = out.splitlines()
+    table = lines[next(i for i, line in enumerate(lines) if line.split()[:2] == ["cluster", "fault"]):]
     assert table[1].split()[:5] == ["stateless", "at=2s", "stop", "idp-a", "○"]
     assert table[2].split()[:5] == ["local", "at=2s", "stop", "idp-a", "△"]
     config = json.loads((tmp_path / "c" / "runs" / "local" / "summary.json").read_text())["config"]
