@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from authbench.faults.table import format_test4, verdict_rows
+from authbench.faults.table import format_test4, shown, verdict_rows
 
 
 def cell(users: int, lost: int, recovery: float | None, errors: int, backend: str = "local") -> dict:
@@ -25,3 +25,9 @@ def test_repetitions_are_pooled_and_the_cluster_prefix_dropped():
 def test_no_fault_plan_no_table():
     assert format_test4({"local": [{"summary": {}}]}) == ""
     assert "○ no logged-in user" in format_test4({"local": [cell(4, 0, 0.0, 0)]})
+
+
+def test_a_command_is_shown_by_its_program_only():
+    assert shown("at=3s run=curl -H 'Authorization: Bearer s3cret' https://x", "local") == "at=3s run=curl …"
+    assert shown("at=3s run=reboot", "local") == "at=3s run=reboot"
+    assert shown("at=3s stop local/idp-a", "local") == "at=3s stop idp-a"

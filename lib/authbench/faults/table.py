@@ -13,6 +13,17 @@ from typing import Any
 from .analysis import verdict
 
 HEADER = ("cluster", "fault", "Test 4", "re-authenticated", "errors during", "recovery s", "max ms during")
+NOTE = "Test 4: ○ no logged-in user asked for the password again, △ some, × all (docs/failover.md)"
+
+
+def shown(fault: str, cluster: str) -> str:
+    """A fault as tables show it: without the cluster's prefix, and a command by its program only (its
+    arguments may hold a token; summary.json keeps the whole line)."""
+    head, sep, command = fault.partition(" run=")
+    if sep:
+        program = command.split()[0] if command.split() else ""
+        return f"{head} run={program}" + (" …" if len(command.split()) > 1 else "")
+    return fault.replace(f" {cluster}/", " ")
 
 
 def verdict_rows(cells_by_target: dict[str, Iterable[dict[str, Any]]]) -> list[tuple[str, ...]]:
@@ -36,7 +47,7 @@ def verdict_rows(cells_by_target: dict[str, Iterable[dict[str, Any]]]) -> list[t
                     entry["max_ms"].append(during["max_ms"])
         for fault, e in pooled.items():
             recovery = "never" if None in e["recovery"] else f"{max(e['recovery']):g}"
-            rows.append((name, fault.replace(f" {name}/", " "), verdict(e["users"], e["lost"]),
+            rows.append((name, shown(fault, name), verdict(e["users"], e["lost"]),
                          f"{e['lost']} of {e['users']}", f"{e['errors']} of {e['journeys']}", recovery,
                          f"{max(e['max_ms']):g}" if e["max_ms"] else "-"))
     return rows
@@ -50,5 +61,5 @@ def format_test4(cells_by_target: dict[str, Iterable[dict[str, Any]]]) -> str:
     widths = [max(len(row[i]) for row in (HEADER, *rows)) for i in range(len(HEADER))]
     lines = ["  ".join(h.ljust(w) for h, w in zip(HEADER, widths, strict=True))]
     lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in rows]
-    lines.append("Test 4: ○ no logged-in user asked for the password again, △ some, × all (docs/failover.md)")
+    lines.append(NOTE)
     return "\n".join(lines)
