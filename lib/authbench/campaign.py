@@ -53,6 +53,11 @@ def estimate_cell_s(pattern: Pattern, warmup: float) -> float:
     return warmup + pattern.runs * per_journey
 
 
+def estimate_plan_s(plan: Plan) -> float:
+    """Seconds one target takes for the whole plan, by the same rule as --dry-run."""
+    return sum(estimate_cell_s(pattern, plan.warmup) for pattern, _ in plan.cells())
+
+
 def plan_lines(targets: list[Target], plan: Plan, done: dict[str, set[tuple[str, int]]], *,
                lab_up: bool, checks_done: set[str]) -> tuple[list[str], float]:
     """What --dry-run prints, and the estimated seconds."""

@@ -148,13 +148,16 @@ def serve(environment: Environment, port: int, host: str = DEFAULT_METRICS_HOST)
 def attach_metrics(environment: Environment) -> Metrics:
     """/metrics as a route of Locust's web UI (its Flask app), for runs started from the browser.
 
-    Behind the UI's login when it has one, like every other route (Prometheus can send basic auth).
+    Behind the UI's login when it has one, like every other route (Prometheus can send basic auth; without
+    it, a 401).
     """
+    from .web.guard import protected
+
     metrics = install(environment)
     web_ui = environment.web_ui
     app = web_ui.app
 
-    @web_ui.auth_required_if_enabled
+    @protected(web_ui)
     def metrics_view() -> Any:
         return app.response_class(metrics.exposition(), content_type=CONTENT_TYPE_LATEST)
 

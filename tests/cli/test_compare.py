@@ -99,7 +99,15 @@ def test_resume_after_kill_skips_done_cells_and_redoes_the_cut_one(lab, tmp_path
     samples = list(read_samples(run_dir / "samples.csv"))
     assert sum(s.pattern == "2x5" for s in samples) == 10
     assert sum(s.pattern == "3x60" for s in samples) == 180  # the cut attempt's rows are gone
-    assert json.loads((folder / "campaign.json").read_text())["finished"] is not None
+    campaign = json.loads((folder / "campaign.json").read_text())
+    assert campaign["finished"] is not None
+    # A password rule is stored as "one was given", never as the rule; resuming then asks for it again.
+    options = campaign["config"]["options"]
+    assert "password_rule" not in options and options["password_rule_given"] is False
+    options["password_rule_given"] = True
+    (folder / "campaign.json").write_text(json.dumps(campaign))
+    code, err = _error(capsys, "compare", "--resume", str(folder))
+    assert code == 2 and "give it again with --resume" in err
 
 
 def _error(capsys, *args: str) -> tuple[int, str]:

@@ -59,6 +59,10 @@ def test_warmup_repeat_and_table(lab_env, tmp_path, capsys):
         assert len(measured) == 12
         assert all(s.start < min(m.start for m in measured) for s in mine if s.phase == "warmup")
     assert "3x4 #1" in out and "3x4 #2" in out and "average" in out
+    # Step statistics agree with Tests: warm-up journeys that end after the reset are not in them.
+    for cell in json.loads((tmp_path / "w" / "summary.json").read_text())["cells"]:
+        tests = cell["summary"]["tests"]
+        assert cell["steps"]["SSO login"]["requests"] == tests == cell["steps"]["IdP login POST"]["requests"]
 
 
 def test_virtual_sp_with_signature_check(lab_env, tmp_path, capsys):
@@ -132,6 +136,23 @@ def test_samples_survive_kill_9(lab_env, tmp_path):
     samples = list(read_samples(csv_path))
     assert len(samples) >= min(seen, KILL_AFTER_ROWS) and all(s.outcome == "ok" for s in samples)
     assert json.loads((tmp_path / "k" / "summary.json").read_text())["run_id"] == "k"
+
+
+def test_lab_dir_names_the_lab_in_every_command(lab, tmp_path, capsys):
+    code, _, err = run(["--target", "lab:local", "--lab-dir", str(tmp_path / "nolab"), "--results", str(tmp_path)],
+                       capsys)
+    assert code == 2 and f"no lab running in {tmp_path / 'nolab'}" in err and "--lab-dir" in err
+    code, out, err = run(["--target", "lab:local", "--lab-dir", str(lab.run_dir), "--pattern", "1x1",
+                          "--results", str(tmp_path), "--run-id", "d"], capsys)
+    assert code == 0, err
+    for command in (["run"], ["check-cluster"], ["compare"], ["web"], ["lab", "status"], ["lab", "up"]):
+        assert _help_mentions(command, capsys), command
+
+
+def _help_mentions(command: list[str], capsys) -> bool:
+    with pytest.raises(SystemExit):
+        main([*command, "--help"])
+    return "--lab-dir" in capsys.readouterr().out
 
 
 def test_plain_locust_runs_the_same_locustfile(lab, tmp_path):

@@ -173,7 +173,7 @@ def test_different_config_is_refused(small_lab):
 
 
 def test_unknown_component_lists_the_valid_ones(small_lab):
-    result = cli("lab", "stop", "nosuch", "--run-dir", str(small_lab.run_dir))
+    result = cli("lab", "stop", "nosuch", "--lab-dir", str(small_lab.run_dir))
     assert_usage_error(result, "nosuch", "local/idp-a", "redis-primary")
 
 
@@ -181,7 +181,7 @@ def test_nothing_secret_in_output_or_logs(small_lab):
     files = slapd.paths(small_lab)
     secrets = [pki.read_secret(files.idp_password), pki.read_secret(files.admin_password),
                pki.read_secret(small_lab.cluster_dir("local") / "sealer.key")]
-    output = cli("lab", "status", "--json", "--run-dir", str(small_lab.run_dir)).stdout
+    output = cli("lab", "status", "--json", "--lab-dir", str(small_lab.run_dir)).stdout
     logs = "".join(path.read_text(errors="replace") for path in small_lab.run_dir.rglob("*.log"))
     state = small_lab.state_file.read_text()
     for secret in secrets:
@@ -197,10 +197,10 @@ def test_down_stops_everything_and_is_idempotent(small_lab):
     assert not [name for name, (pid, fragment) in running.items() if processes.is_running(pid, fragment)]
     assert all(processes.port_is_free(port) for port in small_lab.all_ports().values())
     assert lab_api.down(small_lab.run_dir)["stopped"] == []
-    again = cli("lab", "down", "--run-dir", str(small_lab.run_dir))
+    again = cli("lab", "down", "--lab-dir", str(small_lab.run_dir))
     assert again.returncode == 0 and "nothing to stop" in again.stdout
     assert all(row["pid"] is None for row in lab_api.status(small_lab.run_dir))
-    purged = cli("lab", "down", "--purge", "--run-dir", str(small_lab.run_dir))
+    purged = cli("lab", "down", "--purge", "--lab-dir", str(small_lab.run_dir))
     assert purged.returncode == 0 and not small_lab.run_dir.exists()
 
 
@@ -215,13 +215,13 @@ def test_port_in_use_is_named(tmp_path):
         sock.bind(("127.0.0.1", busy))
         sock.listen()
         result = cli("lab", "up", "--backend", "local", "--base-port", str(IDLE_BASE_PORT),
-                     "--run-dir", str(tmp_path))
+                     "--lab-dir", str(tmp_path))
     assert_usage_error(result, f"port {busy}", "local/idp-b", "--base-port")
     assert not config.state_file.exists()
 
 
 def test_missing_packages_are_listed(tmp_path):
-    result = cli("lab", "up", "--backend", "local", "--base-port", str(IDLE_BASE_PORT), "--run-dir",
+    result = cli("lab", "up", "--backend", "local", "--base-port", str(IDLE_BASE_PORT), "--lab-dir",
                  str(tmp_path / "run"), env={lab_api.PATH_ENV: str(tmp_path)})
     assert_usage_error(result, "slapd, slapadd, memcached, redis-server, haproxy", "make setup", "apt-get install")
     some = tmp_path / "some"
@@ -245,17 +245,17 @@ def test_missing_packages_are_listed(tmp_path):
     ],
 )
 def test_bad_input_is_one_line(tmp_path, args, fragment):
-    result = cli("lab", "up", "--run-dir", str(tmp_path), *args)
+    result = cli("lab", "up", "--lab-dir", str(tmp_path), *args)
     assert_usage_error(result, fragment)
     assert not any(tmp_path.iterdir())
 
 
 def test_argparse_errors_keep_exit_2(tmp_path):
-    result = cli("lab", "up", "--stickiness", "sometimes", "--run-dir", str(tmp_path))
+    result = cli("lab", "up", "--stickiness", "sometimes", "--lab-dir", str(tmp_path))
     assert result.returncode == 2 and "Traceback" not in result.stderr
 
 
 def test_down_without_a_lab(tmp_path):
-    result = cli("lab", "down", "--run-dir", str(tmp_path / "none"))
+    result = cli("lab", "down", "--lab-dir", str(tmp_path / "none"))
     assert result.returncode == 0 and "no lab" in result.stdout
     assert lab_api.status(tmp_path / "none") == []

@@ -1,6 +1,6 @@
 """Regenerate the stored campaign the report tests read: `python tests/report/make_fixture.py`.
 
-Needs a running lab (`authbench lab up --backend all --base-port 10000 --run-dir /tmp/report-lab`).
+Needs a running lab (`authbench lab up --backend all --base-port 10000 --lab-dir /tmp/report-lab`).
 Runs `authbench run` per backend, samples the CPU and RSS of the lab's processes and of the generator
 with psutil while it goes, writes `campaign.json` with the cluster checks (the layout of
 docs/results-layout.md), then crafts `killed/`: one run whose summary.json lost its last cell, as a

@@ -28,11 +28,34 @@ def test_fastest_backend_per_concurrency_follows_tps(results):
     set_tps(results, "terracotta", "2x20", 80.0)
     set_tps(results, "memcached", "2x20", 40.0)
     set_tps(results, "stateless", "2x20", 20.0)
-    expected = "At 2 threads (2x20) terracotta has the highest TPS (80.00), 100% above memcached (40.00)."
+    expected = ("At 2 threads (2x20) terracotta has the highest TPS (80.00), 100% above memcached (40.00); every "
+                "repetition above memcached's.")
     assert expected in findings(results)
     set_tps(results, "stateless", "2x20", 90.0)
-    expected = "At 2 threads (2x20) stateless has the highest TPS (90.00), 12% above terracotta (80.00)."
-    assert expected in findings(results)
+    expected = "At 2 threads (2x20) stateless has the highest TPS (90.00), 12% above terracotta (80.00); every"
+    assert any(f.startswith(expected) for f in findings(results))
+
+
+def test_a_winner_is_named_only_beyond_the_repetitions_spread(results):
+    # The 2012-style trap: averages 36 % apart, repetitions overlapping.
+    for backend, values in (("memcached", (89.1, 53.2)), ("stateless", (40.5, 76.4))):
+        cells = [c for c in results.runs[backend].cells if c.pattern == "2x20"]
+        for cell, tps in zip(cells, values, strict=False):
+            cell.summary.tps = tps
+    set_tps(results, "terracotta", "2x20", 10.0)
+    [sentence] = [f for f in findings(results) if f.startswith("At 2 threads")]
+    assert sentence.startswith("At 2 threads (2x20) memcached and stateless are level: their repetitions overlap")
+    assert "memcached 53.20–89.10" in sentence and "stateless 40.50–76.40" in sentence
+
+
+def test_short_windows_and_a_shared_machine_get_caveats(results):
+    said = " ".join(caveats(results))
+    shortest = min(c.summary.duration_s for c in results.cells)
+    assert f"were measured for less than 10 s (the shortest {shortest:.1f} s)" in said
+    assert ("same machine as the lab's servers" in said) == bool(results.config.get("lab"))
+    for cell in results.cells:
+        cell.summary.duration_s = 60.0
+    assert "measured for less than" not in " ".join(caveats(results))
 
 
 def test_backends_within_the_tie_threshold_are_called_level(results):

@@ -11,8 +11,8 @@ import pytest
 
 from authbench.cli import main
 from authbench.report import ReportError, write_report
-from authbench.report.load import INCOMPLETE, load
-from authbench.report.render import clean_url
+from authbench.report.load import INCOMPLETE, clean_url, load
+from authbench_lab.config import EXPECTED_CLUSTER_CHECKS
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CAMPAIGN = FIXTURES / "campaign"
@@ -47,14 +47,21 @@ def test_campaign_tables_carry_the_stored_figures(campaign_report):
     campaign = json.loads((CAMPAIGN / "campaign.json").read_text())
     for backend in campaign["config"]["backends"]:
         summary = json.loads((CAMPAIGN / "runs" / backend / "summary.json").read_text())
-        tps = [f"{summary['averages'][p]['tps']:.2f}" for p in campaign["config"]["patterns"]]
-        assert f"| {backend} | {' | '.join(tps)} |" in md  # the overview, as `authbench run` averaged it
+        tps = []
+        for pattern in campaign["config"]["patterns"]:
+            each = [c["summary"]["tps"] for c in summary["cells"] if c["pattern"] == pattern]
+            tps.append(f"{summary['averages'][pattern]['tps']:.2f} ({min(each):.2f}–{max(each):.2f})")
+        assert f"| {backend} | {' | '.join(tps)} |" in md  # the overview, as `authbench run` averaged it, and ranges
         for cell in summary["cells"]:
             s = cell["summary"]
             row = f"| {cell['pattern']} #{cell['repetition']} | {s['tests']} | {s['errors']} | {s['mean_ms']:.1f} |"
             assert row in md
-        marks = ["○" if c["passed"] else "×" for c in campaign["checks"][backend]]
+        expected = EXPECTED_CLUSTER_CHECKS[backend]  # a lab campaign: × the design expects is marked so
+        checks = campaign["checks"][backend]
+        marks = ["○" if c["passed"] else ("×" if expected[i] else "×*") for i, c in enumerate(checks)]
         assert f"| {backend} | {' | '.join(marks)} |" in md
+        for check in campaign["checks"][backend]:  # the evidence inline, not only the marks
+            assert check["evidence"][0].split(";")[0] in md
     for section in ("Findings", "Overview", "Cluster checks", "Response-time distribution", "Server CPU",
                     "Configuration", "Versions", "Machine"):
         assert section in html and section in md
@@ -77,7 +84,9 @@ def test_killed_run_shows_the_cut_cell_from_its_samples(tmp_path):
     assert f"| 4x10 #2 (incomplete) | {int(cut.summary.tests)} |" in md
     assert "4x10 #2 is incomplete" in md and "no finish time" in md
     complete = [c for c in results.cells if c.pattern == "4x10" and c.status != INCOMPLETE]
-    assert f"| {KILLED.name} | " in md and f"{complete[0].summary.tps:.2f} |" in md  # average leaves it out
+    target = json.loads((KILLED / "summary.json").read_text())["config"]["target"]
+    assert f"| {target} | " in md and f"{complete[0].summary.tps:.2f} |" in md  # average leaves it out
+    assert KILLED.name not in md.split("\n", 3)[3]  # labelled by its target, not its run id
 
 
 def test_run_folder_without_resources_or_secrets_in_config(tmp_path):

@@ -42,10 +42,13 @@ def lab_env(lab, monkeypatch):
 def test_login_guards_every_route(tmp_path):
     environment, web_ui, _, _ = _build(tmp_path, "--web-host", "0.0.0.0", environ={AUTH_ENV: f"{ACCOUNT}:{SECRET}"})
     client = web_ui.app.test_client()
-    for path in ("/authbench/", "/authbench/api/state", "/authbench/api/campaign", "/", "/stats/requests",
-                 "/metrics"):
-        assert client.get(path).status_code == 302, path  # to the login page
-    assert client.get("/authbench/api/state", headers=_basic(ACCOUNT, "wrong")).status_code == 302
+    for path in ("/authbench/", "/", "/stats/requests"):
+        assert client.get(path).status_code == 302, path  # pages: to the login page
+    for path in ("/authbench/api/state", "/authbench/api/campaign", "/metrics", "/authbench/failures/r/x.txt"):
+        answer = client.get(path)  # API calls: a 401 a script can read
+        assert answer.status_code == 401 and answer.get_json()["ok"] is False, path
+        assert answer.headers["WWW-Authenticate"].startswith("Basic"), path
+    assert client.get("/authbench/api/state", headers=_basic(ACCOUNT, "wrong")).status_code == 401
     answer = client.get("/authbench/api/state", headers=_basic(ACCOUNT, SECRET))
     assert answer.status_code == 200 and answer.get_json()["state"] == "idle"
     bad = client.post("/authbench/login", data={"username": ACCOUNT, "password": "nope"})
@@ -57,6 +60,30 @@ def test_login_guards_every_route(tmp_path):
     assert page.status_code == 200 and b"Grinder table" in page.data
     for path in ("/", "/login", "/authbench/api/state", "/authbench/api/campaign"):
         assert SECRET not in client.get(path).get_data(as_text=True)
+    assert client.get("/authbench/api/state").get_json()["login"] is True
+    assert client.get("/authbench/static/no-such-file.js").status_code == 404  # an error, not a 200 page
+    out = client.get("/authbench/logout")
+    assert out.status_code == 302 and out.location.endswith("/login")
+    assert client.get("/authbench/api/state").status_code == 401  # the session is gone
+    environment.runner.quit()
+
+
+def test_foreign_hosts_and_cross_origin_reads_are_refused(tmp_path):
+    environment, web_ui, _, _ = _build(tmp_path, "--web-allowed-host", "bench.example.org")
+    client = web_ui.app.test_client()
+    for host in ("localhost:8089", "127.0.0.1:8089", "[::1]:8089", "bench.example.org:8089", "BENCH.example.org"):
+        assert client.get("/authbench/api/state", headers={"Host": host}).status_code == 200, host
+    rebound = client.get("/authbench/api/state", headers={"Host": "attacker.example:8089"})  # DNS rebinding
+    assert rebound.status_code == 421 and "--web-allowed-host" in rebound.get_json()["message"]
+    assert client.post("/authbench/api/start", json={"target": "lab:local"},
+                       headers={"Host": "attacker.example:8089"}).status_code == 421
+    assert client.get("/", headers={"Host": "attacker.example"}).status_code == 421  # Locust's pages too
+    read = client.get("/authbench/api/state", headers={"Origin": "https://evil.example"})
+    assert read.status_code == 200 and "Access-Control-Allow-Origin" not in read.headers  # no cross-origin read
+    preflight = client.options("/authbench/api/start", headers={
+        "Origin": "https://evil.example", "Access-Control-Request-Method": "POST"})
+    assert "Access-Control-Allow-Origin" not in preflight.headers
+    assert client.get("/authbench/api/state").get_json()["login"] is False
     environment.runner.quit()
 
 
@@ -161,10 +188,51 @@ def test_stop_ends_the_run_and_keeps_its_samples(lab_env, tmp_path):
     while client.get("/authbench/api/state").get_json()["journeys"]["warmup"] < 5:  # load is on
         assert time.monotonic() < deadline
         gevent.sleep(0.1)
+    clock = client.get("/authbench/api/state").get_json()["time"]
+    assert 0 < clock["warmup_left_s"] <= 60 and clock["elapsed_s"] > 0 and clock["left_s"] > 60  # a long plan
     assert client.post("/authbench/api/stop", json={}).get_json() == {"ok": True}
     state = client.get("/authbench/api/state").get_json()
     assert state["state"] == "stopped" and not state["busy"] and environment.runner.state == "stopped"
+    assert state["time"]["left_s"] == 0 and state["time"]["warmup_left_s"] is None
     rows = (tmp_path / "results" / run_id / "samples.csv").read_text().splitlines()
     assert len(rows) - 1 >= 5 and all(",warmup," in row for row in rows[1:])
     assert json.loads((tmp_path / "results" / run_id / "summary.json").read_text())["finished"] is None
+    environment.runner.quit()
+
+
+def test_estimate_before_a_long_plan(tmp_path):
+    environment, web_ui, _, _ = _build(tmp_path)
+    client = web_ui.app.test_client()
+    long = client.post("/authbench/api/estimate", json={"pattern": "2x1000,10x200,20x200", "warmup": "60s",
+                                                        "repeat": "3"}).get_json()
+    short = client.post("/authbench/api/estimate", json={"pattern": "1x5", "warmup": "0", "repeat": "1"}).get_json()
+    assert long["ok"] and long["confirm"] and long["seconds"] > 600 and long["text"].endswith("s")
+    assert short["ok"] and not short["confirm"] and short["seconds"] < 10
+    bad = client.post("/authbench/api/estimate", json={"pattern": "2x"})
+    assert bad.status_code == 400 and "'2x' is not USERSxRUNS" in bad.get_json()["message"]
+    environment.runner.quit()
+
+
+def test_locusts_own_stop_ends_the_plan_and_reset_and_edit_are_refused(lab_env, tmp_path):
+    environment, web_ui, _, _ = _build(tmp_path)
+    client = web_ui.app.test_client()
+    answer = client.post("/authbench/api/start", json={"target": "lab:stateless", "pattern": "2x300", "warmup": "0"})
+    run_id = answer.get_json()["run_id"]
+    deadline = time.monotonic() + RUN_LIMIT
+    while client.get("/authbench/api/state").get_json()["journeys"]["measured"] < 5:  # the cell is measuring
+        assert time.monotonic() < deadline
+        gevent.sleep(0.1)
+    for path, data in (("/stats/reset", None), ("/user", {"user_class_name": "SAMLUser", "user_count": 9})):
+        refused = client.post(path, json=data)
+        assert refused.status_code == 409 and "authbench plan runs" in refused.get_json()["message"], path
+    stopped = client.post("/stop")  # the button on Locust's own page
+    assert stopped.get_json()["success"] is True
+    state = client.get("/authbench/api/state").get_json()
+    assert state["state"] == "stopped" and not state["busy"] and "Locust's STOP button" in state["message"]
+    assert environment.runner.state == "stopped"
+    document = json.loads((tmp_path / "results" / run_id / "summary.json").read_text())
+    assert document["cells"] == [] and document["averages"] == {}  # the cut cell counts nowhere …
+    rows = (tmp_path / "results" / run_id / "samples.csv").read_text().splitlines()
+    assert len(rows) - 1 >= 5  # … and its journeys stay in the samples
+    assert client.post("/stats/reset").status_code == 200  # no plan running: Locust's own again
     environment.runner.quit()

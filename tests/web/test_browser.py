@@ -79,6 +79,11 @@ def test_start_watch_and_read_a_run_in_chromium(web, tmp_path):
             expect(page.locator("#pattern")).to_have_value("2x1000,10x200,20x200")  # the form got its defaults
 
             page.fill("#target", f"lab:{BACKEND}")
+            asked: list[str] = []
+            page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.dismiss()))
+            page.click("#start")  # the full 2012 plan: asked to confirm first, and declined
+            expect(page.locator("#state")).to_have_text("idle")
+            assert asked and asked[0].startswith("This plan takes about ")
             page.fill("#pattern", "2x2O")  # a letter O: bad input gets a visible one-line message
             page.click("#start")
             expect(page.locator("#form-error")).to_contain_text("is not USERSxRUNS")
@@ -91,7 +96,15 @@ def test_start_watch_and_read_a_run_in_chromium(web, tmp_path):
             expect(page.locator("#form-error")).to_be_hidden()
             expect(_row(page, "2x20 #1", "tests")).to_have_text("40", timeout=RUN_LIMIT_MS)
             expect(page.locator("#state")).to_have_text("done")
+            chart = page.locator("#chart")  # drawn with the warm-up shaded and the cell's start marked
+            expect(chart).to_have_attribute("data-warmup-bands", "1")
+            expect(chart).to_have_attribute("data-boundaries", "1")
+            chart.hover()
+            expect(page.locator("#chart-tip")).to_contain_text("ok/s")
+            assert "elapsed" in page.locator("#clock").inner_text()
             page.screenshot(path=str(tmp_path / "run.png"), full_page=True)
+            if os.environ.get("AUTHBENCH_SCREENSHOTS"):  # for a person to look at
+                page.screenshot(path=os.path.join(os.environ["AUTHBENCH_SCREENSHOTS"], "run.png"), full_page=True)
 
             run_id = json.loads(_get(f"{base}/authbench/api/state"))["run_id"]
             summary = json.loads((results / run_id / "summary.json").read_text())["cells"][0]["summary"]

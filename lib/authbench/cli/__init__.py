@@ -12,17 +12,13 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
+from ..errors import EXIT_FAILURE, EXIT_USAGE, CliError
+
+__all__ = ["EXIT_FAILURE", "EXIT_INTERRUPTED", "EXIT_USAGE", "CliError", "build_parser", "main", "say"]
+
 PROG = "authbench"
 DEBUG_ENV = "AUTHBENCH_DEBUG"  # set to 1 to get tracebacks instead of one-line errors
-EXIT_FAILURE = 1
-EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
-
-class CliError(Exception):
-    def __init__(self, message: str, exit_code: int = EXIT_USAGE, details: Sequence[str] = ()) -> None:
-        super().__init__(message)
-        self.exit_code = exit_code
-        self.details = list(details)
 
 
 class OneLineParser(argparse.ArgumentParser):

@@ -13,7 +13,15 @@ import socket
 from urllib.parse import urlsplit
 
 from . import CliError, say
-from .options import PASSWORD_ENV, accounts_from_args, add_account_options, add_tls_options, check_url, tls_verify
+from .options import (
+    PASSWORD_ENV,
+    accounts_from_args,
+    add_account_options,
+    add_lab_dir_option,
+    add_tls_options,
+    check_url,
+    tls_verify,
+)
 
 CONNECT_TIMEOUT_S = 5.0
 
@@ -26,6 +34,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--node", action="append", default=[], metavar="URL",
                         help="a node's base URL, bypassing the balancer (repeat; two for Tests 2 and 3)")
     add_tls_options(parser)
+    add_lab_dir_option(parser)
     add_account_options(parser)
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.set_defaults(handler=_check_cluster)
@@ -43,12 +52,11 @@ def _reachable(url: str, what: str) -> None:
 
 def _check_cluster(args: argparse.Namespace) -> int:
     from ..cluster_checks import Account, Cluster, check_each_node, format_table, run_checks
-    from .lab import default_run_dir
     from .options import lab_account_defaults, lab_backend, lab_cluster, running_lab
 
     lab_defaults = None
     if args.target.startswith("lab:"):
-        config = running_lab(default_run_dir())
+        config = running_lab(args.lab_dir)
         cluster = lab_cluster(config, lab_backend(config, args.target[len("lab:"):]))
         cluster = Cluster(cluster.sp_url, cluster.lb_url, cluster.nodes, tls_verify(args, str(config.ca_cert)))
         lab_defaults = lab_account_defaults(config)

@@ -15,8 +15,10 @@ from typing import Any
 
 from . import EXIT_FAILURE, CliError, fault_options, say
 from .options import (
+    DEFAULT_PASSWORD_RULE,
     accounts_from_args,
     add_account_options,
+    add_lab_dir_option,
     add_success_options,
     add_tls_options,
     check_url,
@@ -26,9 +28,10 @@ from .options import (
     tls_verify,
 )
 
+CUSTOM_RULE = "password_rule_given"  # stored instead of the rule: a rule can be a password in all but name
 # The options that define a campaign: stored in campaign.json, taken from there by --resume.
 STORED_OPTIONS = ("backends", "target", "lb", "node", "pattern", "warmup", "repeat", "cell_time_limit",
-                  "account", "accounts_csv", "accounts_template", "password_rule", "order", "seed",
+                  "account", "accounts_csv", "accounts_template", "order", "seed",
                   "ca_bundle", "insecure", "lab_dir", "base_port", "users", "timeout", "prometheus",
                   "prometheus_query", "expect", "expect_regex", "expect_status", "keep_failures", "fault", "pace")
 
@@ -36,7 +39,6 @@ STORED_OPTIONS = ("backends", "target", "lb", "node", "pattern", "warmup", "repe
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     from authbench_lab import config as lab_config
 
-    from .lab import default_run_dir
 
     parser = subparsers.add_parser("compare", help="compare clustering backends: cluster checks, then the matrix")
     where = parser.add_argument_group("what to compare")
@@ -65,7 +67,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     add_success_options(parser.add_argument_group("what counts as logged in"))
 
     lab = parser.add_argument_group("the lab (with --backends)")
-    lab.add_argument("--lab-dir", default=default_run_dir(), help="its run directory (a running lab there is used)")
+    add_lab_dir_option(lab)  # a lab running there is used
     lab.add_argument("--base-port", type=int, default=lab_config.DEFAULT_BASE_PORT)
     lab.add_argument("--users", type=int, default=lab_config.DEFAULT_USERS, help="LDAP accounts to seed")
     lab.add_argument("--keep-lab", action="store_true", help="leave a lab this command started running")
@@ -144,8 +146,13 @@ def _compare(args: argparse.Namespace) -> int:
             campaign = Campaign.load(Path(args.resume))
         except (OSError, ValueError) as exc:
             raise CliError(f"--resume: {exc}") from None
-        for name, value in campaign.document["config"]["options"].items():
-            setattr(args, name, value)
+        options = campaign.document["config"]["options"]
+        for name, value in options.items():
+            if name in STORED_OPTIONS:
+                setattr(args, name, value)
+        if options.get(CUSTOM_RULE) and args.password_rule == DEFAULT_PASSWORD_RULE:
+            raise CliError("this campaign's accounts used a --password-rule of yours, which is not stored: "
+                           "give it again with --resume")
     try:
         plan = parse_plan(args.pattern, args.warmup, args.repeat)
         cell_limit, timeout = parse_duration(args.cell_time_limit), parse_duration(args.timeout)
@@ -195,7 +202,8 @@ def _create(args: argparse.Namespace, targets: list, plan: Any, lab_config: Any)
         "targets": {t.name: t.describe() for t in targets},
         "lab": None if lab_config is None else {"run_dir": str(lab_config.run_dir), "base_port": lab_config.base_port,
                                                 "stickiness": lab_config.stickiness, "users": lab_config.users},
-        "options": {name: getattr(args, name) for name in STORED_OPTIONS},
+        "options": {**{name: getattr(args, name) for name in STORED_OPTIONS},
+                    CUSTOM_RULE: args.password_rule != DEFAULT_PASSWORD_RULE},  # that a rule was given, not the rule
     }
     try:
         return Campaign.create(Path(args.results), args.campaign_id, config, versions(), machine())

@@ -8,6 +8,7 @@ import os
 from collections.abc import Callable, Sequence
 
 from . import EXIT_FAILURE, CliError, say
+from .options import add_lab_dir_option
 
 RUN_DIR_ENV = "AUTHBENCH_LAB_DIR"
 MB = 1024 * 1024
@@ -34,7 +35,7 @@ def _lab_up(args: argparse.Namespace) -> int:
 
     backends = lab_call(lab.parse_backends, args.backend)
     lab_config = config.LabConfig(
-        run_dir=args.run_dir, base_port=args.base_port, backends=backends, users=args.users,
+        run_dir=args.lab_dir, base_port=args.base_port, backends=backends, users=args.users,
         stickiness=args.stickiness, client_storage=not args.no_client_storage, workers=args.workers,
         threads=args.threads, idp_cookie_path=args.idp_cookie_path,
     )
@@ -58,7 +59,7 @@ def _lab_up(args: argparse.Namespace) -> int:
 def _lab_down(args: argparse.Namespace) -> int:
     from authbench_lab import lab
 
-    result = lab_call(lab.down, args.run_dir, purge=args.purge)
+    result = lab_call(lab.down, args.lab_dir, purge=args.purge)
     if not result["found"]:
         say(f"no lab in {result['run_dir']}; nothing to stop")
     elif not result["stopped"]:
@@ -73,12 +74,12 @@ def _lab_down(args: argparse.Namespace) -> int:
 def _lab_status(args: argparse.Namespace) -> int:
     from authbench_lab import lab
 
-    rows = lab_call(lab.status, args.run_dir)
+    rows = lab_call(lab.status, args.lab_dir)
     if args.json:
-        say(json.dumps({"components": rows, "endpoints": lab.endpoints(args.run_dir)}, indent=2))
+        say(json.dumps({"components": rows, "endpoints": lab.endpoints(args.lab_dir)}, indent=2))
         return 0
     if not rows:
-        say(f"no lab in {os.path.abspath(args.run_dir)}")
+        say(f"no lab in {os.path.abspath(args.lab_dir)}")
         return 0
     table = [("COMPONENT", "URL", "PID", "HEALTH", "RSS MB", "DETAIL")]
     for row in rows:
@@ -90,7 +91,7 @@ def _lab_status(args: argparse.Namespace) -> int:
     for line in table:
         say("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=False)) + "  " + line[-1])
     say()
-    _print_endpoints(lab.endpoints(args.run_dir))
+    _print_endpoints(lab.endpoints(args.lab_dir))
     return 0
 
 
@@ -102,7 +103,7 @@ def _print_endpoints(endpoints: list[dict]) -> None:
 def _lab_stop(args: argparse.Namespace) -> int:
     from authbench_lab import lab
 
-    result = lab_call(lab.stop_component, args.run_dir, args.component)
+    result = lab_call(lab.stop_component, args.lab_dir, args.component)
     state = f"stopped (pid {result['pid']})" if result["was_running"] else "was not running"
     say(f"{result['name']} {state}")
     return 0
@@ -111,7 +112,7 @@ def _lab_stop(args: argparse.Namespace) -> int:
 def _lab_start(args: argparse.Namespace) -> int:
     from authbench_lab import lab
 
-    result = lab_call(lab.start_component, args.run_dir, args.component)
+    result = lab_call(lab.start_component, args.lab_dir, args.component)
     if result["already_running"]:
         say(f"{result['name']} is already running (pid {result['pid']})")
     else:
@@ -128,7 +129,7 @@ def _lab_check(args: argparse.Namespace) -> int:
 
     from .options import lab_cluster, running_lab
 
-    config = lab_call(running_lab, args.run_dir)
+    config = lab_call(running_lab, args.lab_dir)
     user = username(0, config.users)
     account = Account(user, password_for(user))
     results, failed = {}, False
@@ -157,8 +158,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     lab_parser = subparsers.add_parser("lab", help="the embedded IdP-cluster lab (system under test)")
     commands = lab_parser.add_subparsers(dest="lab_command", required=True, metavar="COMMAND")
     run_dir = argparse.ArgumentParser(add_help=False)
-    run_dir.add_argument("--run-dir", default=default_run_dir(),
-                         help=f"lab files and state (default ${RUN_DIR_ENV} or {config.DEFAULT_RUN_DIR})")
+    add_lab_dir_option(run_dir)
+    run_dir.add_argument("--run-dir", dest="lab_dir", help=argparse.SUPPRESS)  # its name before --lab-dir
 
     up = commands.add_parser("up", parents=[run_dir], help="start the lab (idempotent)")
     up.add_argument("--backend", default="all",

@@ -33,12 +33,10 @@ def add_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--start-tls", action="store_true", help="StartTLS on an ldap:// target")
 
 
-def _lab(name: str) -> tuple[str, str, dict]:
+def _lab(name: str, lab_dir: str) -> tuple[str, str, dict]:
     from authbench_lab.config import LDAP_PEOPLE
 
-    from .lab import default_run_dir
-
-    config = running_lab(default_run_dir())
+    config = running_lab(lab_dir)
     url = config.ldaps_url() if name == "lab:ldaps" else config.ldap_url()
     return url, str(config.ca_cert), {**lab_account_defaults(config), "bind_dn": f"uid={{user}},{LDAP_PEOPLE}"}
 
@@ -50,7 +48,7 @@ def _settings(args: argparse.Namespace, timeout: float):
 
     url, lab_defaults, ca = args.target, None, None
     if url in LAB_TARGETS:
-        url, ca, lab_defaults = _lab(url)
+        url, ca, lab_defaults = _lab(url, args.lab_dir)
     parts = urlsplit(url)
     if not parts.hostname:
         raise CliError(f"--target {args.target!r} is not an ldap(s)://host:port URL")

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from ..journeys.success import SuccessRule
 
 PASSWORD_ENV = "AUTHBENCH_PASSWORD"  # where a single account's password comes from by default
+DEFAULT_PASSWORD_RULE = "pw-{user}"  # the lab's, for --accounts-template
 LAB_PROTECTED_PATH = "/secure/"
 
 
@@ -31,7 +32,8 @@ def add_account_options(parser: argparse.ArgumentParser) -> argparse._ArgumentGr
     source.add_argument("--accounts-csv", help="CSV file of user,password")
     source.add_argument("--accounts-template", help="e.g. user{000..999}, with --password-rule")
     accounts.add_argument("--password-file", help="file holding the single account's password")
-    accounts.add_argument("--password-rule", default="pw-{user}", help="for templates (default pw-{user})")
+    accounts.add_argument("--password-rule", default=DEFAULT_PASSWORD_RULE,
+                          help=f"for templates (default {DEFAULT_PASSWORD_RULE}; never stored in results)")
     accounts.add_argument("--order", choices=ORDERS, default="sequential")
     accounts.add_argument("--seed", type=int, help="random order: repeatable with a seed")
     return accounts
@@ -94,6 +96,16 @@ def accounts_from_args(args: argparse.Namespace, lab_defaults: dict | None) -> t
 # -- the running lab ----------------------------------------------------------------------------------
 
 
+def add_lab_dir_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """--lab-dir, the one name of the lab's folder in every command (default $AUTHBENCH_LAB_DIR)."""
+    from authbench_lab import config
+
+    from .lab import RUN_DIR_ENV, default_run_dir
+
+    parser.add_argument("--lab-dir", default=default_run_dir(), metavar="DIR",
+                        help=f"the embedded lab's folder (default ${RUN_DIR_ENV} or {config.DEFAULT_RUN_DIR})")
+
+
 def running_lab(run_dir: str | Path) -> LabConfig:
     """The configuration of the lab running in `run_dir`, or a CliError saying how to start one."""
     from authbench_lab import lab
@@ -101,7 +113,9 @@ def running_lab(run_dir: str | Path) -> LabConfig:
 
     state = lab.read_state(run_dir)
     if not state or not any(row["healthy"] for row in lab.status(run_dir)):
-        raise CliError(f"no lab running in {os.path.abspath(run_dir)}; start it with 'authbench lab up'")
+        where = os.path.abspath(run_dir)
+        raise CliError(f"no lab running in {where}; start it with 'authbench lab up --lab-dir {where}', or point "
+                       "--lab-dir (or $AUTHBENCH_LAB_DIR) at the folder of the lab that runs")
     return LabConfig.from_dict(state["config"])
 
 

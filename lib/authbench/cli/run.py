@@ -15,6 +15,7 @@ from .options import (
     LAB_PROTECTED_PATH,
     accounts_from_args,
     add_account_options,
+    add_lab_dir_option,
     add_success_options,
     add_tls_options,
     check_url,
@@ -48,6 +49,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         help="virtual SP: check the Response's signature in-process")
     target.add_argument("--idp-cert", help="virtual SP: the IdP's signing certificate (PEM) or metadata (XML)")
     add_tls_options(target)
+    add_lab_dir_option(target)
     target.add_argument("--timeout", default="10s", help="per request (default 10s)")
 
     plan = run.add_argument_group("pattern")
@@ -121,9 +123,7 @@ def _sp_metadata(args: argparse.Namespace) -> int:
 
 def _lab_target(name: str, args: argparse.Namespace) -> tuple[str, str, dict]:
     """(URL, CA bundle, defaults) of a cluster of the running lab."""
-    from .lab import default_run_dir
-
-    config = running_lab(default_run_dir())
+    config = running_lab(args.lab_dir)
     lab_backend(config, name)
     url = config.lb_url(name) + LAB_SSO_PATH if args.sp == "virtual" else config.sp_url(name) + LAB_PROTECTED_PATH
     return url, str(config.ca_cert), {**lab_account_defaults(config), "metadata_dir": config.metadata_dir,
@@ -166,12 +166,10 @@ def prepare(args: argparse.Namespace) -> PreparedRun:
     plan, timeout, cell_limit = _plan_options(args)
     if (args.workers is not None and args.workers < 1) or args.expect_workers < 1:
         raise CliError("--workers and --expect-workers must be at least 1")
-    from .lab import default_run_dir
-
     lab_defaults = None
     target, lab_ca = args.target, None
     backend = target[len(LAB_PREFIX):] if target.startswith(LAB_PREFIX) else None
-    faults = fault_options.faults(args, backend, default_run_dir())
+    faults = fault_options.faults(args, backend, args.lab_dir)
     pace = fault_options.pace(args)
     if target.startswith(LAB_PREFIX):
         target, lab_ca, lab_defaults = _lab_target(target[len(LAB_PREFIX):], args)
@@ -196,7 +194,7 @@ def prepare(args: argparse.Namespace) -> PreparedRun:
               "reuse_session": args.reuse_session, "new_connection": args.new_connection,
               "success_rule": rule.describe(), "keep_failures": args.keep_failures, "pace_s": pace,
               "faults": [fault.describe() for fault in faults]}
-    return PreparedRun(plan, settings, config, target, cell_limit, args.keep_failures, faults, default_run_dir())
+    return PreparedRun(plan, settings, config, target, cell_limit, args.keep_failures, faults, args.lab_dir)
 
 
 def _run(args: argparse.Namespace) -> int:

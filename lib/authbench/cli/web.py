@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import socket
 from pathlib import Path
 
 from . import CliError, say
+from .options import add_lab_dir_option
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8089
@@ -25,6 +27,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     web.add_argument("--web-login", action="store_true",
                      help=f"require a login (always on when an account is configured: ${AUTH_ENV} or --web-auth-file)")
     web.add_argument("--web-auth-file", help="file whose first line is USER:PASSWORD for the login")
+    web.add_argument("--web-allowed-host", action="append", default=[], metavar="NAME",
+                     help="a host name the UI may be reached by (IP addresses and localhost always are; other "
+                     "names are refused, against DNS rebinding)")
+    add_lab_dir_option(web)
     web.add_argument("--run-options", default="",
                      help="further `authbench run` options for runs started here, e.g. "
                      "'--ca-bundle ca.pem --accounts-csv accounts.csv' (never a password)")
@@ -37,13 +43,14 @@ def build(args: argparse.Namespace, environ: dict[str, str]):
     from ..runner import create_environment
     from ..users.saml import SAMLUser
     from ..web import app, auth
-    from ..web.launch import parse_form
+    from .web_form import form_preparer
 
     if not 0 < args.web_port < 65536:
         raise CliError(f"--web-port {args.web_port} is not a port number")
     credentials = auth.load_credentials(args.web_auth_file, environ)
     auth.check_exposure(args.web_host, credentials, args.web_login)
-    parse_form({"target": "lab:x", "pattern": "1x1"}, args.run_options)  # a bad --run-options fails now
+    run_options = f"--lab-dir {shlex.quote(args.lab_dir)} {args.run_options}"  # lab:NAME targets of the form
+    prepare = form_preparer(run_options)  # a bad --run-options fails now
     results = Path(args.results)
     try:
         results.mkdir(parents=True, exist_ok=True)
@@ -56,7 +63,7 @@ def build(args: argparse.Namespace, environ: dict[str, str]):
     environment.create_local_runner()
     if credentials is not None:
         auth.install(web_ui, credentials)
-    launcher = app.install(environment, results, args.run_options)
+    launcher = app.install(environment, results, prepare, tuple(args.web_allowed_host), args.lab_dir)
     metrics.attach_metrics(environment)  # /metrics of the runs started here
     return environment, web_ui, launcher, credentials
 

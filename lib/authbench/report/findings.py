@@ -12,6 +12,7 @@ from authbench.results.table import TPS_DECIMALS, run_label
 from .load import CUT_SHORT, INCOMPLETE, Results, threads_of
 
 TIE_PCT = 5.0  # backends whose TPS differ by less than this (% of the lower) are called level
+SHORT_WINDOW_S = 10.0  # a measured window shorter than this makes TPS (and Peak TPS) a noisy figure
 PERCENTILE_WARNINGS = tuple(f"{label} rests on" for label in SAMPLES_FOR_PERCENTILE)  # summary's wording
 GROWTH_PCT = 10.0  # TPS rising less than this (%) from one thread count to the next has stopped growing
 
@@ -45,6 +46,25 @@ def caveats(results: Results) -> list[str]:
         if cell.resources and cell.resources.get("generator_saturated"):
             out.append(f"{where}: the load generator was saturated (its CPU was the limit); the figures "
                        "understate what the servers can do.")
+    short = [c for c in cells if c.status != INCOMPLETE and 0 < c.summary.duration_s < SHORT_WINDOW_S]
+    if short:
+        shortest = min(c.summary.duration_s for c in short)
+        out.append(f"{len(short)} of {len(cells)} cells were measured for less than {SHORT_WINDOW_S:g} s (the "
+                   f"shortest {shortest:.1f} s): their TPS and Peak TPS are noisy; plan more runs per user.")
+    for cell in cells:
+        if cell.degraded:
+            lost = cell.degraded
+            out.append(f"{cell.backend} {run_label(cell.pattern, cell.repetition)} is degraded: "
+                       f"{lost.get('workers_lost', '?')} worker(s) lost with {lost.get('users_lost', '?')} users and "
+                       f"{lost.get('journeys_lost', '?')} journeys; its figures cover fewer journeys than planned.")
+    lab = results.config.get("lab") or {}
+    if lab:
+        cores = results.machine.get("cores", "?")
+        out.append(f"The load generator ran on the same machine as the lab's servers ({cores} cores shared): the "
+                   "figures compare the backends with each other, not with production hardware.")
+    if lab.get("stickiness") not in (None, "none"):
+        out.append(f"The balancer was sticky ({lab['stickiness']}): each user stayed on one node, so the figures do "
+                   "not show the cost of sharing sessions between nodes.")
     for label, needed in SAMPLES_FOR_PERCENTILE.items():
         few = [c for c in cells if 0 < c.summary.successes < needed]
         if few:
@@ -63,7 +83,14 @@ def _averages(results: Results) -> dict[str, dict[str, float]]:
     return {b: {p: s.tps for p, s in run.averages().items()} for b, run in results.runs.items()}
 
 
+def tps_range(results: Results, backend: str, pattern: str) -> tuple[float, float] | None:
+    """(lowest, highest) TPS over a pattern's counted repetitions, or None with fewer than two."""
+    values = [c.summary.tps for c in results.runs[backend].cells if c.pattern == pattern and c.status != INCOMPLETE]
+    return (min(values), max(values)) if len(values) > 1 else None
+
+
 def _fastest(results: Results) -> list[str]:
+    """Who is fastest per pattern, said only when the difference is larger than the repetitions' spread."""
     tps = _averages(results)
     out = []
     for pattern in results.patterns:
@@ -72,13 +99,23 @@ def _fastest(results: Results) -> list[str]:
             continue
         (best, winner), (second, runner_up) = ranked[0], ranked[1]
         at = f"At {threads_of(pattern)} threads ({pattern})"
-        if second > 0 and _pct(best, second) < TIE_PCT:
+        spread = tps_range(results, winner, pattern), tps_range(results, runner_up, pattern)
+        if spread[0] and spread[1] and spread[0][0] <= spread[1][1]:
+            out.append(f"{at} {winner} and {runner_up} are level: their repetitions overlap ({winner} "
+                       f"{_span(spread[0])}, {runner_up} {_span(spread[1])} TPS), so neither is faster on this data.")
+        elif second > 0 and _pct(best, second) < TIE_PCT:
             out.append(f"{at} {winner} and {runner_up} are level ({_fmt(best)} and {_fmt(second)} TPS, "
                        f"within {TIE_PCT:g}%).")
         else:
             above = f", {_pct(best, second):.0f}% above {runner_up} ({_fmt(second)})" if second > 0 else ""
-            out.append(f"{at} {winner} has the highest TPS ({_fmt(best)}){above}.")
+            basis = (f"; every repetition above {runner_up}'s" if spread[0] and spread[1]
+                     else "; one repetition each, so no spread to weigh it against")
+            out.append(f"{at} {winner} has the highest TPS ({_fmt(best)}){above}{basis}.")
     return out
+
+
+def _span(values: tuple[float, float]) -> str:
+    return f"{_fmt(values[0])}–{_fmt(values[1])}"
 
 
 def _growth(results: Results) -> list[str]:

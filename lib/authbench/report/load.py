@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from authbench.results.recorder import CAMPAIGN_FILE, RUNS_DIR, SAMPLES_FILE, SUMMARY_FILE, read_samples
 from authbench.results.sample import Sample
@@ -33,6 +34,7 @@ class Cell:
     summary: Summary
     status: str = DONE  # DONE, CUT_SHORT (time limit) or INCOMPLETE (the run was killed during it)
     resources: dict[str, Any] | None = None
+    degraded: dict[str, Any] | None = None  # a lost worker's users and journeys (distributed runs)
 
     @property
     def threads(self) -> int:
@@ -104,7 +106,7 @@ def _load(folder: Path) -> Results:
     if (folder / CAMPAIGN_FILE).is_file():
         return _campaign(folder)
     if (folder / SUMMARY_FILE).is_file():
-        run = _run(folder, folder.name)
+        run = _run(folder, _target_label(folder))
         doc = run.document
         return Results(folder, "run", folder.name, doc.get("started"), doc.get("finished"), doc.get("config") or {},
                        doc.get("plan") or {}, doc.get("versions") or {}, doc.get("machine") or {}, {run.backend: run})
@@ -161,13 +163,35 @@ def _run(folder: Path, backend: str) -> Run:
             raise ReportError(f"{folder / SUMMARY_FILE}: a cell lacks {exc}; the file is damaged") from None
         listed.add(key)
         status = DONE if entry.get("complete", True) else CUT_SHORT
-        cells.append(Cell(backend, key[0], key[1], summary, status, entry.get("resources")))
+        cells.append(Cell(backend, key[0], key[1], summary, status, entry.get("resources"), entry.get("degraded")))
     for (pattern, repetition), group in split_runs(samples).items():
         if (pattern, repetition) not in listed:  # killed during this cell: its figures come from its samples
             summary = summarize(group)
             summary.pattern, summary.repetition = pattern, repetition
             cells.append(Cell(backend, pattern, repetition, summary, INCOMPLETE))
     return Run(backend, folder, doc, cells, samples)
+
+
+def clean_url(url: str) -> str:
+    """A URL without user info, query or fragment: where a token or password could hide."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        netloc = f"[{host}]" if ":" in host else host
+        if parts.port:
+            netloc += f":{parts.port}"
+    except ValueError:
+        return "(unreadable URL)"
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def _target_label(folder: Path) -> str:
+    """A single run is named by what it loaded (its target), not by its run id."""
+    try:
+        target = (_json(folder / SUMMARY_FILE).get("config") or {}).get("target")
+    except ReportError:
+        target = None
+    return clean_url(str(target)) if target else folder.name
 
 
 def _json(path: Path) -> dict[str, Any]:

@@ -11,15 +11,15 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from .findings import caveats, findings
-from .load import Results
+from .load import Results, clean_url
 from .plots import Plot
 from .tables import (
     Table,
+    checks_evidence_table,
     checks_table,
     cpu_tables,
     distribution_table,
@@ -63,6 +63,7 @@ def sections(results: Results, plots: list[Plot]) -> dict[str, Any]:
         "overview": overview_table(results),
         "checks": checks_table(results),
         "failover": failover_table(results),
+        "checks_evidence": checks_evidence_table(results),
         "runs": run_tables(results),
         "distribution": distribution_table(results),
         "failures": failures_table(results),
@@ -148,19 +149,6 @@ def _value(value: Any) -> str:
         return f"{value:g}"
     text = str(value)
     return clean_url(text) if text.startswith(("http://", "https://")) else text
-
-
-def clean_url(url: str) -> str:
-    """A URL without user info, query or fragment: where a token or password could hide."""
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname or ""
-        netloc = f"[{host}]" if ":" in host else host
-        if parts.port:
-            netloc += f":{parts.port}"
-    except ValueError:
-        return "(unreadable URL)"
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 def _span(started: float | None, finished: float | None) -> str:

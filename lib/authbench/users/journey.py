@@ -19,7 +19,7 @@ from locust.exception import StopUser
 from ..events import RunEvents
 from ..phases import PhaseController
 from ..results.failures import Evidence, FailureBudget, short_detail
-from ..results.sample import ERROR, MEASURED, OK, Sample
+from ..results.sample import ERROR, MEASURED, OK, WARMUP, Sample
 
 
 @dataclass
@@ -63,6 +63,14 @@ class JourneyUser(User):
         controller = self.run_context.controller
         self.index = controller.join() if controller else id(self) % 1_000_000
         self.free_iteration = 0
+        self.journey_phase = MEASURED
+
+    @property
+    def in_step_stats(self) -> bool:
+        """False for a warm-up journey still running after the measured phase began: Locust's statistics were
+        reset then, and its requests would count there as measured ones."""
+        controller = self.run_context.controller
+        return not (self.journey_phase == WARMUP and controller is not None and controller.phase == MEASURED)
 
     def journey(self) -> JourneyOutcome:  # pragma: no cover - subclasses implement it
         raise NotImplementedError
@@ -78,6 +86,7 @@ class JourneyUser(User):
         else:
             phase, iteration = MEASURED, self.free_iteration
             self.free_iteration += 1
+        self.journey_phase = phase
         start = time.time()
         began = time.perf_counter()
         try:
@@ -85,10 +94,11 @@ class JourneyUser(User):
         except Exception as exc:  # a ticket taken is a test counted, whatever happens in the journey
             outcome = JourneyOutcome(False, UNEXPECTED_ERROR, f"{type(exc).__name__}: {exc}")
         elapsed_ms = (time.perf_counter() - began) * 1000
-        self.environment.events.request.fire(
-            request_type=self.request_type, name=self.journey_name, response_time=elapsed_ms, response_length=0,
-            exception=None if outcome.ok else JourneyFailed(outcome.reason), context={}, url=None,
-        )
+        if self.in_step_stats:
+            self.environment.events.request.fire(
+                request_type=self.request_type, name=self.journey_name, response_time=elapsed_ms, response_length=0,
+                exception=None if outcome.ok else JourneyFailed(outcome.reason), context={}, url=None,
+            )
         sample = Sample(
             start=start, duration_ms=elapsed_ms, user=self.index, iteration=iteration,
             outcome=OK if outcome.ok else ERROR, reason=outcome.reason, phase=phase,

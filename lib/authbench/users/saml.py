@@ -185,6 +185,8 @@ class SAMLUser(JourneyUser):
     def _report(self, name: str, method: str, url: str, status: int, elapsed_ms: float, length: int,
                 exception: BaseException | None) -> None:
         self.trail.hops.append((name, method, url, status, exception))
+        if not self.in_step_stats:
+            return
         self.environment.events.request.fire(request_type=method, name=name, response_time=elapsed_ms,
                                              response_length=length, exception=exception, context={}, url=url)
 

@@ -16,9 +16,10 @@ from urllib.parse import urlsplit
 
 from flask import Response, jsonify, redirect, request, send_file, send_from_directory
 
-from ..cli import CliError
+from ..errors import CliError
 from ..results.failures import FAILURES_DIR
 from ..results.recorder import RUN_ID_PATTERN
+from . import guard as guards
 from .campaign import campaign_view, report_path
 from .launch import DEFAULT_CELL_TIME_LIMIT, Launcher
 from .live import LiveRun
@@ -28,33 +29,40 @@ STATIC_DIR = Path(__file__).parent / "static"
 SWARM_REFUSED = f"start runs from authbench's page ({PREFIX}/): exact patterns, warm-up and repetitions"
 DEFAULT_FORM = {"pattern": "2x1000,10x200,20x200", "warmup": "60s", "repeat": "3",
                 "cell_time_limit": DEFAULT_CELL_TIME_LIMIT}
+CONFIRM_AFTER_S = 180.0  # plans estimated longer than this are started only after the operator confirms
 log = logging.getLogger(__name__)
 
 
-def lab_backends() -> list[str]:
-    """The clusters of the running embedded lab (as `lab:NAME` targets resolve them), or none."""
+def lab_backends(lab_dir: str | None) -> list[str]:
+    """The clusters of the embedded lab running in `lab_dir` (as `lab:NAME` targets resolve them), or none."""
     from authbench_lab import lab
     from authbench_lab.config import LabConfig
 
-    from ..cli.lab import default_run_dir
-
+    if not lab_dir:
+        return []
     try:
-        state = lab.read_state(default_run_dir())
+        state = lab.read_state(lab_dir)
         return list(LabConfig.from_dict(state["config"]).backends) if state else []
     except Exception:  # a broken or foreign lab.json: no lab to offer, the URL field still works
         return []
 
 
-def install(environment, results: Path, run_options: str = "") -> Launcher:
-    """Add the routes to `environment.web_ui` and listen to the run's events; the launcher they drive."""
+def install(environment, results: Path, prepare: Callable[[dict[str, str]], Any],
+            allowed_hosts: tuple[str, ...] = (), lab_dir: str | None = None) -> Launcher:
+    """Add the routes to `environment.web_ui` and listen to the run's events; the launcher they drive.
+
+    `prepare(form)` turns the start form into a checked run (cli.web_form.form_preparer); `lab_dir` is where
+    the embedded lab whose clusters the form offers runs.
+    """
     from ..users.saml import preflight
 
     web_ui = environment.web_ui
     app = web_ui.app
-    guard = web_ui.auth_required_if_enabled
+    guards.install(app, allowed_hosts)
+    guard = guards.protected(web_ui)
     live = LiveRun()
     live.attach(environment.authbench.events)
-    launcher = Launcher(environment, live, results, run_options)
+    launcher = Launcher(environment, live, results, prepare)
     # Locust's Download tab links to our page; its start dialog answers with a pointer to it.
     web_ui.template_args["extended_csv_files"] = [
         {"href": f"{PREFIX}/", "title": "authbench: start a plan, live Grinder table, last campaign"}]
@@ -63,6 +71,7 @@ def install(environment, results: Path, run_options: str = "") -> Launcher:
         return jsonify({"success": False, "message": SWARM_REFUSED, "host": environment.host})
 
     app.view_functions["locust.swarm"] = guard(refuse_swarm)
+    _take_over_locust_controls(app, launcher, guard)
     web_ui.update_template_args = _without_our_argv(web_ui.update_template_args)
 
     @app.route(f"{PREFIX}")
@@ -82,7 +91,8 @@ def install(environment, results: Path, run_options: str = "") -> Launcher:
     @app.route(f"{PREFIX}/api/state")
     @guard
     def state() -> Response:
-        return jsonify({**live.snapshot(), "busy": launcher.running, "lab_backends": lab_backends(),
+        return jsonify({**live.snapshot(), "busy": launcher.running, "lab_backends": lab_backends(lab_dir),
+                        "login": bool(web_ui.web_login),
                         "defaults": DEFAULT_FORM, "results": str(results)})
 
     @app.route(f"{PREFIX}/api/start", methods=["POST"])
@@ -103,6 +113,23 @@ def install(environment, results: Path, run_options: str = "") -> Launcher:
             return jsonify({"ok": False, "message": f"unexpected {type(exc).__name__}: "
                             + " ".join(str(exc).split())}), 500
         return jsonify({"ok": True, "run_id": run_id}), 200
+
+    @app.route(f"{PREFIX}/api/estimate", methods=["POST"])
+    @guard
+    def estimate() -> tuple[Response, int]:
+        """How long the form's plan would take (the --dry-run estimate), for a confirmation before long plans."""
+        from ..campaign import estimate_plan_s, format_duration
+        from ..patterns import PlanError, parse_plan
+
+        form: Any = request.get_json(silent=True) or {}
+        try:
+            plan = parse_plan(str(form.get("pattern") or ""), str(form.get("warmup") or "0"),
+                              int(str(form.get("repeat") or "1")))
+        except (PlanError, ValueError) as exc:
+            return jsonify({"ok": False, "message": str(exc)}), 400
+        seconds = estimate_plan_s(plan)
+        return jsonify({"ok": True, "seconds": seconds, "text": format_duration(seconds),
+                        "confirm": seconds > CONFIRM_AFTER_S}), 200
 
     @app.route(f"{PREFIX}/api/stop", methods=["POST"])
     @guard
@@ -135,6 +162,32 @@ def install(environment, results: Path, run_options: str = "") -> Launcher:
         return response
 
     return launcher
+
+
+def _take_over_locust_controls(app, launcher: Launcher, guard: Callable) -> None:
+    """Locust's STOP stops the plan (the cell it cut is left out of every average); RESET and EDIT, which
+    would make Locust's figures and the plan's disagree, are refused while a plan runs."""
+    views = app.view_functions
+    locust_stop, locust_reset = views["locust.stop"], views["locust.reset_stats"]
+    locust_edit = views["locust.update_user"]
+
+    def stop() -> Any:
+        if launcher.stop(by="with Locust's STOP button"):
+            return jsonify({"success": True, "message": "authbench plan stopped; finished repetitions are kept"})
+        return locust_stop()
+
+    def refused(original: Callable[[], Any], what: str) -> Callable[[], Any]:
+        def view() -> Any:
+            if launcher.running:
+                message = f"{what} is off while an authbench plan runs: stop it on {PREFIX}/ (or with STOP) first"
+                return jsonify({"success": False, "message": message}), 409
+            return original()
+
+        return view
+
+    views["locust.stop"] = guard(stop)
+    views["locust.reset_stats"] = guard(refused(locust_reset, "resetting the statistics"))
+    views["locust.update_user"] = guard(refused(locust_edit, "changing the users"))
 
 
 def _without_our_argv(update: Callable[[], None]) -> Callable[[], None]:

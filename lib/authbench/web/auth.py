@@ -14,12 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from flask import redirect, request, session
-from flask_login import UserMixin, login_user
+from flask_login import UserMixin, login_user, logout_user
 
-from ..cli import CliError
+from ..errors import CliError
 from . import AUTH_ENV
 
 LOGIN_PATH = "/authbench/login"
+LOGOUT_PATH = "/authbench/logout"
 LOGIN_TITLE = "authbench"
 BAD_LOGIN = "wrong user name or password"
 LOOPBACK_NAMES = ("localhost",)
@@ -104,4 +105,10 @@ def install(web_ui, credentials: Credentials) -> None:
             login_user(_Account(credentials.username))
             return redirect("/authbench/")
         session["auth_error"] = BAD_LOGIN
+        return redirect("/login")
+
+    @app.route(LOGOUT_PATH, methods=["GET", "POST"])
+    def logout():
+        logout_user()
+        session.clear()
         return redirect("/login")

@@ -17,6 +17,7 @@ from ..results.sample import MEASURED, OK, WARMUP, Sample
 from ..results.summary import Summary, average, summarize
 from ..results.table import run_label
 
+ETA_AFTER = 0.05  # share of the measured journeys done from which time left is extrapolated from the run itself
 TIMELINE_POINTS = 600  # seconds of the per-second chart kept (ten minutes)
 RUNNING_SUMMARY_EVERY_S = 1.0  # the running cell's row is recomputed at most this often (it reads all its samples)
 PER_USER_ROWS = 100  # users listed with their counts; a 10,000-user pattern would make every poll heavy
@@ -44,6 +45,9 @@ class LiveRun:
         self.reasons: dict[str, Counter[str]] = {WARMUP: Counter(), MEASURED: Counter()}
         self.examples: dict[str, str] = {}  # reason → its first example's file under the run's failures/
         self._timeline: dict[int, list[float]] = {}  # epoch second -> [ok journeys ended, sum of their ms, errors]
+        self._durations: dict[int, list[float]] = {}  # epoch second -> ms of the ok journeys that ended in it
+        self._quantiles: dict[int, tuple[float, float]] = {}  # p50, p95 of a second that is over (computed once)
+        self.marks: list[dict[str, Any]] = []  # cell starts, measured phases and cell ends, for the chart
 
     def attach(self, events: RunEvents) -> None:
         events.sample.add_listener(self.on_sample)
@@ -68,12 +72,22 @@ class LiveRun:
         self.cell_samples: list[Sample] = []  # measured only: the running cell's Grinder row
         self._running_summary: tuple[float, int, dict[str, Any] | None] = (0.0, 0, None)  # when, of how many, what
         self.per_user: dict[int, Counter[str]] = {}
+        self.warmup_ends = 0.0
 
     def on_cell_start(self, pattern: Pattern, repetition: int, warmup_s: float, **_: Any) -> None:
         self._reset_cell(pattern, repetition, WARMUP if warmup_s > 0 else MEASURED)
+        self.warmup_ends = time.time() + warmup_s
+        self._mark("start", pattern, repetition)
+        if warmup_s <= 0:
+            self._mark("measured", pattern, repetition)
 
     def on_measuring(self, pattern: Pattern, repetition: int, **_: Any) -> None:
         self.phase = MEASURED
+        self._mark("measured", pattern, repetition)
+
+    def _mark(self, what: str, pattern: Pattern, repetition: int) -> None:
+        self.marks.append({"t": time.time(), "what": what, "label": run_label(pattern.label, repetition)})
+        del self.marks[:-3 * TIMELINE_POINTS]  # bounded like the timeline
 
     def on_sample(self, sample: Sample, **_: Any) -> None:
         self.done[sample.phase] = self.done.get(sample.phase, 0) + 1
@@ -82,14 +96,18 @@ class LiveRun:
             self.reasons.setdefault(sample.phase, Counter())[sample.reason or "unknown"] += 1
         if sample.phase == MEASURED:
             self.cell_samples.append(sample)
-        point = self._timeline.setdefault(int(sample.end), [0, 0.0, 0])
+        second = int(sample.end)
+        point = self._timeline.setdefault(second, [0, 0.0, 0])
         if sample.outcome == OK:
             point[0] += 1
             point[1] += sample.duration_ms
+            self._durations.setdefault(second, []).append(sample.duration_ms)
         else:
             point[2] += 1
         if len(self._timeline) > TIMELINE_POINTS:
-            del self._timeline[min(self._timeline)]
+            oldest = min(self._timeline)
+            for table in (self._timeline, self._durations, self._quantiles):
+                table.pop(oldest, None)
 
     def on_failure(self, evidence: Evidence, **_: Any) -> None:
         self.examples.setdefault(evidence.reason, example_name(evidence.reason, 1))
@@ -102,6 +120,7 @@ class LiveRun:
         self._summaries.setdefault(cell.pattern.label, []).append(summary)
         self.cell_samples = []
         self.phase = ""  # between cells: nothing is running until the next cell_start
+        self._mark("end", cell.pattern, cell.repetition)
 
     # -- the JSON the page polls -------------------------------------------------------------------
 
@@ -130,13 +149,48 @@ class LiveRun:
                              for user, counts in sorted(self.per_user.items())[:PER_USER_ROWS]],
             },
             "journeys": {"measured": self.done[MEASURED], "warmup": self.done[WARMUP], "planned": planned},
+            "time": self._time(planned),
             "rows": rows, "running": running,
             "reasons": [{"reason": reason, "measured": self.reasons[MEASURED][reason],
                          "warmup": self.reasons[WARMUP][reason], "example": self.examples.get(reason)}
                         for reason in sorted(set(self.reasons[MEASURED]) | set(self.reasons[WARMUP]))],
-            "timeline": [{"t": second, "ok": ok, "errors": errors, "mean_ms": total / ok if ok else None}
+            "timeline": [{"t": second, "ok": ok, "errors": errors, "mean_ms": total / ok if ok else None,
+                          **self._percentiles(second)}
                          for second, (ok, total, errors) in sorted(self._timeline.items())],
+            "marks": self.marks,
         }
+
+    def _percentiles(self, second: int) -> dict[str, float | None]:
+        """p50 and p95 of the journeys that ended in that second; a second that is over is computed once."""
+        if second in self._quantiles:
+            p50, p95 = self._quantiles[second]
+            return {"p50_ms": p50, "p95_ms": p95}
+        values = sorted(self._durations.get(second, ()))
+        if not values:
+            return {"p50_ms": None, "p95_ms": None}
+        p50, p95 = values[(len(values) - 1) // 2], values[min(len(values) - 1, round(0.95 * (len(values) - 1)))]
+        if second < int(time.time()):
+            self._quantiles[second] = (p50, p95)
+        return {"p50_ms": p50, "p95_ms": p95}
+
+    def _time(self, planned: int) -> dict[str, float | None]:
+        """Elapsed, an estimate of what is left (the dry-run estimator at first, then the run's own pace), and
+        the warm-up's countdown."""
+        from ..campaign import estimate_plan_s
+
+        if self.started is None or self.plan is None:
+            return {"elapsed_s": None, "left_s": None, "warmup_left_s": None}
+        now = self.finished if self.state != RUNNING and self.finished else time.time()
+        elapsed = now - self.started
+        share = self.done[MEASURED] / planned if planned else 0.0
+        if self.state != RUNNING:
+            left = 0.0
+        elif share >= ETA_AFTER:
+            left = elapsed * (1 - share) / share
+        else:
+            left = max(0.0, estimate_plan_s(self.plan) - elapsed)
+        warmup_left = max(0.0, self.warmup_ends - now) if self.phase == WARMUP else None
+        return {"elapsed_s": round(elapsed, 1), "left_s": round(left, 1), "warmup_left_s": warmup_left}
 
     def _running_row(self) -> dict[str, Any] | None:
         when, count, row = self._running_summary

@@ -48,6 +48,7 @@ function grinderRow(row) {
 function showRun(s) {
   $("state").textContent = s.state;
   $("state").className = `badge ${s.state}`;
+  $("logout").hidden = !s.login;
   const phase = s.current ? s.current.phase : "";
   $("phase").hidden = !phase;
   $("phase").textContent = phase === "warmup" ? "warm-up (not measured)" : "measured";
@@ -59,6 +60,12 @@ function showRun(s) {
                             `(cell ${s.current.cell} of ${s.plan.cells})`);
   $("where").textContent = where.join(" · ");
   $("message").textContent = s.message || "";
+  const t = s.time || {};
+  const clock = [];
+  if (t.elapsed_s != null) clock.push(`elapsed ${duration(t.elapsed_s)}`);
+  if (s.state === "running" && t.left_s != null) clock.push(`about ${duration(t.left_s)} left`);
+  if (t.warmup_left_s != null) clock.push(`warm-up ends in ${duration(t.warmup_left_s)}`);
+  $("clock").textContent = clock.join(" · ");
   const j = s.journeys;
   $("progress-bar").style.width = j.planned ? `${Math.min(100, 100 * j.measured / j.planned)}%` : "0";
   $("journeys").textContent = j.planned
@@ -98,7 +105,7 @@ function showRun(s) {
     cell(tr, String(u.user)); cell(tr, String(u.warmup)); cell(tr, String(u.measured)); cell(tr, String(s.current.runs));
     return tr;
   }));
-  drawChart(s.timeline);
+  drawChart(s.timeline, s.marks || []);
   if (!formFilled) fillForm(s);
 }
 
@@ -117,36 +124,109 @@ function fillForm(s) {
   if (!$("target").value && s.lab_backends.length) $("target").value = `lab:${s.lab_backends[0]}`;
 }
 
-function drawChart(points) {
+// The live chart: successful journeys/s (bars) and errors/s (red) on the left axis, mean, p50 and p95 in ms
+// on the right one, warm-up shaded, cell boundaries as labelled lines; hovering shows one second's figures.
+const SERIES = [["mean_ms", "#1d4ed8", []], ["p50_ms", "#7c3aed", [4, 3]], ["p95_ms", "#db2777", [2, 2]]];
+let chartState = null;
+
+function niceMax(value) {
+  const power = 10 ** Math.floor(Math.log10(Math.max(value, 1)));
+  return [1, 2, 5, 10].map((m) => m * power).find((m) => m >= value) || value;
+}
+
+function drawChart(points, marks) {
   const canvas = $("chart");
   const g = canvas.getContext("2d");
-  const w = canvas.width, h = canvas.height, pad = 28;
+  const w = canvas.width, h = canvas.height, left = 40, right = 58, top = 14, bottom = 28;
   g.clearRect(0, 0, w, h);
   g.font = "11px system-ui, sans-serif";
   g.fillStyle = "#6b7280";
-  if (!points.length) { g.fillText("no journeys yet", pad, h / 2); return; }
-  const t0 = points[0].t, t1 = points[points.length - 1].t;
-  const span = Math.max(1, t1 - t0 + 1);
-  const maxOk = Math.max(1, ...points.map((p) => p.ok));
-  const maxMs = Math.max(1, ...points.map((p) => p.mean_ms || 0));
-  const x = (t) => pad + (w - 2 * pad) * (t - t0) / span;
-  const bar = Math.max(1, (w - 2 * pad) / span - 1);
-  g.fillStyle = "#15803d";
-  for (const p of points) {
-    const bh = (h - 2 * pad) * p.ok / maxOk;
-    g.fillRect(x(p.t), h - pad - bh, bar, bh);
+  canvas.dataset.warmupBands = "0";
+  canvas.dataset.boundaries = "0";
+  chartState = null;
+  if (!points.length) { g.fillText("no journeys yet", left, h / 2); return; }
+  const t0 = points[0].t, t1 = points[points.length - 1].t + 1;
+  const span = Math.max(1, t1 - t0);
+  const maxRate = niceMax(Math.max(1, ...points.map((p) => Math.max(p.ok, p.errors))));
+  const maxMs = niceMax(Math.max(1, ...points.flatMap((p) => SERIES.map(([k]) => p[k] || 0))));
+  const x = (t) => left + (w - left - right) * (t - t0) / span;
+  const yRate = (v) => h - bottom - (h - top - bottom) * v / maxRate;
+  const yMs = (v) => h - bottom - (h - top - bottom) * v / maxMs;
+  // Warm-up bands: from a cell's start to its measured phase (or to now, while it lasts).
+  g.fillStyle = "rgba(107, 114, 128, 0.15)";
+  let bands = 0, boundaries = 0, open = null;
+  for (const m of marks) {
+    if (m.what === "start") open = m.t;
+    if (m.what === "measured" && open !== null) {
+      if (m.t > open && m.t > t0) { g.fillRect(x(Math.max(open, t0)), top, x(m.t) - x(Math.max(open, t0)), h - top - bottom); bands++; }
+      open = null;
+    }
   }
-  g.strokeStyle = "#1d4ed8";
-  g.beginPath();
-  points.filter((p) => p.mean_ms !== null).forEach((p, i) => {
-    const y = h - pad - (h - 2 * pad) * p.mean_ms / maxMs;
-    if (i === 0) g.moveTo(x(p.t) + bar / 2, y); else g.lineTo(x(p.t) + bar / 2, y);
+  if (open !== null) { g.fillRect(x(Math.max(open, t0)), top, x(t1) - x(Math.max(open, t0)), h - top - bottom); bands++; }
+  // Axes, with three ticks each.
+  g.strokeStyle = "#d1d5db"; g.fillStyle = "#6b7280"; g.lineWidth = 1;
+  for (const f of [0, 0.5, 1]) {
+    const y = yRate(maxRate * f);
+    g.beginPath(); g.moveTo(left, y); g.lineTo(w - right, y); g.stroke();
+    g.fillText(`${(maxRate * f).toFixed(0)}/s`, 2, y + 4);
+    g.fillText(`${(maxMs * f).toFixed(0)} ms`, w - right + 4, y + 4);
+  }
+  for (const f of [0, 0.5, 1]) g.fillText(`${Math.round(span * f)} s`, x(t0 + span * f) - (f ? 24 : 0), h - 8);
+  // Bars: successful journeys per second, errors stacked on them in red.
+  const bar = Math.max(1, (w - left - right) / span - 1);
+  for (const p of points) {
+    g.fillStyle = "#15803d"; g.fillRect(x(p.t), yRate(p.ok), bar, yRate(0) - yRate(p.ok));
+    if (p.errors) { g.fillStyle = "#dc2626"; g.fillRect(x(p.t), yRate(p.ok + p.errors), bar, yRate(0) - yRate(p.errors)); }
+  }
+  for (const [key, colour, dash] of SERIES) {
+    g.strokeStyle = colour; g.setLineDash(dash); g.lineWidth = 1.5; g.beginPath();
+    let first = true;
+    for (const p of points) {
+      if (p[key] == null) continue;
+      const px = x(p.t) + bar / 2, py = yMs(p[key]);
+      if (first) g.moveTo(px, py); else g.lineTo(px, py);
+      first = false;
+    }
+    g.stroke();
+  }
+  g.setLineDash([]);
+  // Cell boundaries: where each pattern × repetition started, labelled.
+  g.strokeStyle = "#374151"; g.fillStyle = "#374151";
+  for (const m of marks) {
+    if (m.what !== "start" || m.t < t0) continue;
+    g.beginPath(); g.moveTo(x(m.t), top); g.lineTo(x(m.t), h - bottom); g.stroke();
+    g.fillText(m.label, x(m.t) + 3, top + 10);
+    boundaries++;
+  }
+  canvas.dataset.warmupBands = String(bands);
+  canvas.dataset.boundaries = String(boundaries);
+  chartState = { points, x, left, right, w };
+}
+
+function chartTooltip(event) {
+  const tip = $("chart-tip");
+  if (!chartState) { tip.hidden = true; return; }
+  const rect = event.target.getBoundingClientRect();
+  const px = (event.clientX - rect.left) * event.target.width / rect.width;
+  const point = chartState.points.reduce((best, p) =>
+    Math.abs(chartState.x(p.t) - px) < Math.abs(chartState.x(best.t) - px) ? p : best);
+  const ms = (v) => (v == null ? "-" : `${v.toFixed(1)} ms`);
+  tip.textContent = `${new Date(point.t * 1000).toLocaleTimeString()}: ${point.ok} ok/s, ${point.errors} errors/s, ` +
+    `mean ${ms(point.mean_ms)}, p50 ${ms(point.p50_ms)}, p95 ${ms(point.p95_ms)}`;
+  tip.hidden = false;
+}
+
+function duration(seconds) {
+  const s = Math.round(seconds), h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60);
+  return h ? `${h}h ${String(m).padStart(2, "0")}m` : m ? `${m}m ${String(s % 60).padStart(2, "0")}s` : `${s}s`;
+}
+
+async function postJSON(url, body) {
+  const response = await fetch(url, {
+    method: "POST", credentials: "same-origin",
+    headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
   });
-  g.stroke();
-  g.fillStyle = "#6b7280";
-  g.fillText(`${maxOk}/s`, 2, pad);
-  g.fillText(`${maxMs.toFixed(0)} ms`, w - pad - 30, pad - 8);
-  g.fillText(`${span} s`, w - pad - 20, h - 8);
+  return response.json();
 }
 
 async function start(event) {
@@ -154,6 +234,8 @@ async function start(event) {
   const error = $("form-error");
   error.hidden = true;
   const form = Object.fromEntries(new FormData($("start-form")).entries());
+  const estimate = await postJSON("api/estimate", form).catch(() => ({ ok: false }));
+  if (estimate.ok && estimate.confirm && !window.confirm(`This plan takes about ${estimate.text}. Start it?`)) return;
   $("start").disabled = true;
   try {
     const response = await fetch("api/start", {
@@ -252,6 +334,8 @@ function showTab(name) {
 
 document.addEventListener("DOMContentLoaded", () => {
   $("start-form").addEventListener("submit", start);
+  $("chart").addEventListener("mousemove", chartTooltip);
+  $("chart").addEventListener("mouseleave", () => { $("chart-tip").hidden = true; });
   $("stop").addEventListener("click", stop);
   for (const b of document.querySelectorAll("button.tab")) b.addEventListener("click", () => showTab(b.dataset.tab));
   poll();

@@ -1,0 +1,69 @@
+"""The web UI's start form read as `authbench run` options: one parser and one `prepare` for both.
+
+The web package knows nothing of the CLI; `authbench web` hands it `form_preparer(run_options)`, so a
+target, pattern or warm-up means the same in the browser as on the command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+from collections.abc import Callable
+
+from ..errors import CliError
+from ..patterns import PlanError, parse_duration
+from ..web.launch import DEFAULT_CELL_TIME_LIMIT
+from .run import PreparedRun
+
+SUCCESS_FIELDS = {"expect": "--expect", "expect_regex": "--expect-regex", "expect_status": "--expect-status"}
+
+
+class _Parser(argparse.ArgumentParser):
+    """`authbench run`'s parser, raising instead of exiting: a bad field is a message, not an exit."""
+
+    def error(self, message: str):  # type: ignore[override]
+        raise CliError(message)
+
+
+def _run_parser() -> argparse.ArgumentParser:
+    from . import run
+
+    top = _Parser(prog="authbench", add_help=False)
+    run.add_parser(top.add_subparsers(parser_class=_Parser))
+    return top
+
+
+def parse_form(form: dict[str, str], run_options: str = "") -> argparse.Namespace:
+    """The start form (target, patterns, warm-up, repetitions, time limit) + `authbench web --run-options`."""
+    target = (form.get("target") or "").strip()
+    if not target:
+        raise CliError("give a target: lab:BACKEND or the SP's protected URL")
+    repeat = (form.get("repeat") or "1").strip()
+    if not repeat.isdigit():
+        raise CliError(f"repetitions {repeat!r} is not a whole number")
+    limit = (form.get("cell_time_limit") or DEFAULT_CELL_TIME_LIMIT).strip()
+    try:
+        if parse_duration(limit) <= 0:
+            raise CliError("the time limit per pattern repetition must be more than 0")
+    except PlanError as exc:
+        raise CliError(str(exc)) from None
+    try:
+        extra = shlex.split(run_options)
+    except ValueError as exc:
+        raise CliError(f"--run-options {run_options!r}: {exc}") from None
+    # Each field is one argument after its option: a value cannot smuggle in options of its own.
+    argv = ["run", "--target", target, "--pattern", (form.get("pattern") or "").strip() or ",",
+            "--warmup", (form.get("warmup") or "0").strip(), "--repeat", repeat, "--cell-time-limit", limit]
+    for field, option in SUCCESS_FIELDS.items():
+        value = (form.get(field) or "").strip()
+        if value:
+            argv.append(f"{option}={value}")  # one argument, even when the text starts with '-'
+    return _run_parser().parse_args([*argv, *extra])
+
+
+def form_preparer(run_options: str = "") -> Callable[[dict[str, str]], PreparedRun]:
+    """form → a checked run (CliError on bad input); `run_options` are checked now, not at the first start."""
+    from .run import prepare
+
+    parse_form({"target": "lab:x", "pattern": "1x1"}, run_options)
+    return lambda form: prepare(parse_form(form, run_options))
