@@ -103,7 +103,10 @@ class FaultSchedule:
         for fault, record in zip(self.faults, self.records, strict=True):
             gevent.sleep(max(0.0, begin + fault.at - time.time()))
             record["time"] = time.time()
-            record.update(self.act(fault))
+            try:
+                record.update(self.act(fault))
+            except Exception as exc:  # noqa: BLE001 - a fault must never end the measurement
+                record.update({"ok": False, "status": f"failed: {type(exc).__name__}: {exc}"})
             record["seconds"] = round(time.time() - record["time"], 3)
             self.say(f"fault {record['fault']}: {record['status']} (began at {record['time'] - begin:.1f} s, "
                      f"took {record['seconds']:g} s)")
