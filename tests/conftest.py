@@ -15,6 +15,14 @@ from ports import SESSION as SESSION_BASE_PORT
 SESSION_USERS = 200
 
 
+@pytest.fixture(scope="session", autouse=True)
+def own_target_locks(tmp_path_factory: pytest.TempPathFactory):
+    """This test session's target locks (targets_lock) apart from any other authbench on the machine."""
+    import os
+
+    os.environ["AUTHBENCH_LOCK_DIR"] = str(tmp_path_factory.mktemp("locks"))
+
+
 @pytest.fixture(scope="session")
 def lab(tmp_path_factory: pytest.TempPathFactory):
     config = LabConfig(

@@ -56,6 +56,10 @@ def test_short_windows_and_a_shared_machine_get_caveats(results):
     for cell in results.cells:
         cell.summary.duration_s = 60.0
     assert "measured for less than" not in " ".join(caveats(results))
+    for cell in results.cells:
+        cell.resources = {"samples": 2, "components": {}}
+    assert f"CPU figures of {len(results.cells)} of {len(results.cells)} cells rest on fewer than" in " ".join(
+        caveats(results))
 
 
 def test_backends_within_the_tie_threshold_are_called_level(results):

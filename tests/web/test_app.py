@@ -236,3 +236,100 @@ def test_locusts_own_stop_ends_the_plan_and_reset_and_edit_are_refused(lab_env, 
     assert len(rows) - 1 >= 5  # … and its journeys stay in the samples
     assert client.post("/stats/reset").status_code == 200  # no plan running: Locust's own again
     environment.runner.quit()
+
+
+def test_a_target_under_load_elsewhere_is_refused(lab_env, tmp_path):
+    from authbench.targets_lock import lab_key, target_lock
+
+    environment, web_ui, launcher, _ = _build(tmp_path)
+    client = web_ui.app.test_client()
+    with target_lock(lab_key(lab_env.run_dir), "authbench run (results from the CLI)"):
+        answer = client.post("/authbench/api/start", json={"target": "lab:stateless", "pattern": "1x1"})
+        assert answer.status_code == 400 and "already under load by authbench run (results from the CLI)" in \
+            answer.get_json()["message"]
+        assert not launcher.running
+    answer = client.post("/authbench/api/start", json={"target": "lab:stateless", "pattern": "1x1"})
+    assert answer.status_code == 200  # free again
+    launcher.greenlet.join(timeout=RUN_LIMIT)
+    environment.runner.quit()
+
+
+def test_runs_started_anywhere_are_listed_live_with_reports_and_a_comparison(lab_env, tmp_path):
+    import subprocess
+    import sys
+
+    environment, web_ui, _, _ = _build(tmp_path)
+    client = web_ui.app.test_client()
+    results = tmp_path / "results"
+    make_campaign(results)
+    assert main(["run", "--target", "lab:local", "--pattern", "1x3", "--results", str(results), "--run-id", "a"]) == 0
+    command = [sys.executable, "-m", "authbench", "run", "--target", "lab:local", "--pattern", "2x60",
+               "--results", str(results), "--run-id", "b"]
+    cli_run = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline, seen = time.monotonic() + RUN_LIMIT, set()
+        while "done" not in seen:  # the CLI's run, followed through its results folder
+            assert time.monotonic() < deadline and (cli_run.poll() in (None, 0)), cli_run.stderr.read()
+            rows = {row["id"]: row for row in client.get("/authbench/api/runs").get_json()["runs"]}
+            if "b" in rows:
+                seen.add(rows["b"]["state"])
+            gevent.sleep(0.2)
+        assert "running" in seen
+    finally:
+        cli_run.wait(timeout=RUN_LIMIT)
+    rows = {row["id"]: row for row in client.get("/authbench/api/runs").get_json()["runs"]}
+    assert rows["a"]["tests"] == 3 and rows["b"]["tests"] == 120 and rows["b"]["target"].endswith("/secure/")
+    assert {row["id"] for row in rows.values() if row["kind"] == "campaign"} == {"campaign-1"}
+
+    built = client.post("/authbench/api/runs/a/report", json={})
+    assert built.status_code == 200 and built.get_json()["url"] == "runs/a/report.html"
+    page = client.get("/authbench/runs/a/report.html")
+    assert page.status_code == 200 and page.mimetype == "text/html" and b"authbench report" in page.data
+    assert client.post("/authbench/api/runs/nope/report", json={}).status_code == 404
+    compared = client.get("/authbench/compare?a=a&b=b")
+    assert compared.status_code == 200 and "attachment" in compared.headers["Content-Disposition"]
+    html = compared.get_data(as_text=True)
+    assert "1x3" in html and "2x60" in html  # both runs' patterns, side by side
+    assert client.get("/authbench/compare?a=a&b=..").status_code == 400
+    environment.runner.quit()
+
+
+def test_an_unfinished_run_is_running_while_its_samples_grow(tmp_path):
+    from authbench.web.runs import INTERRUPTED, RUNNING, RUNNING_QUIET_S, list_runs
+
+    folder = tmp_path / "r1"
+    folder.mkdir()
+    (folder / "summary.json").write_text(json.dumps({"started": 1.0, "finished": None, "cells": [], "config": {}}))
+    (folder / "samples.csv").write_text("start\n")
+    stamp = (folder / "samples.csv").stat().st_mtime
+    assert list_runs(tmp_path, now=stamp + 1)[0]["state"] == RUNNING
+    assert list_runs(tmp_path, now=stamp + RUNNING_QUIET_S + 1)[0]["state"] == INTERRUPTED
+    (tmp_path / "..hidden").mkdir()
+    assert [row["id"] for row in list_runs(tmp_path)] == ["r1"]
+
+
+def test_a_url_target_with_uploaded_accounts_and_a_ca_bundle(lab_env, tmp_path):
+    import tempfile
+    from pathlib import Path
+
+    environment, web_ui, launcher, _ = _build(tmp_path)
+    client = web_ui.app.test_client()
+    before = set(Path(tempfile.gettempdir()).glob("authbench-accounts-*"))
+    csv = "user,password\nuser001,pw-user001\nuser002,Uploaded-Wr0ng\nuser003,pw-user003\n"
+    form = {"target": lab_env.sp_url("local") + "/secure/", "pattern": "1x4", "ca_bundle": str(lab_env.ca_cert),
+            "accounts_csv_text": csv}
+    answer = client.post("/authbench/api/start", json=form)
+    assert answer.status_code == 200, answer.get_json()
+    launcher.greenlet.join(timeout=RUN_LIMIT)
+    run_dir = tmp_path / "results" / answer.get_json()["run_id"]
+    document = json.loads((run_dir / "summary.json").read_text())
+    assert document["cells"][0]["summary"]["tests"] == 4 and document["cells"][0]["summary"]["errors"] >= 1
+    assert document["config"]["accounts"] == {"type": "csv", "file": "uploaded in the web UI", "accounts": 3,
+                                              "order": "sequential"}
+    written = "".join(p.read_text(errors="replace") for p in run_dir.rglob("*") if p.is_file())
+    assert "Uploaded-Wr0ng" not in written and "pw-user00" not in written
+    assert set(Path(tempfile.gettempdir()).glob("authbench-accounts-*")) == before  # the upload is gone
+    bad = client.post("/authbench/api/start", json={**form, "ca_bundle": "/nonexistent/ca.pem"})
+    assert bad.status_code == 400 and "--ca-bundle '/nonexistent/ca.pem' is not a readable file" in bad.get_json()[
+        "message"]
+    environment.runner.quit()

@@ -123,6 +123,15 @@ def test_start_watch_and_read_a_run_in_chromium(web, tmp_path):
             with page.expect_download() as download:
                 page.click("a.report")
             assert "campaign report" in Path(download.value.path()).read_text()
+
+            page.click("button[data-tab=runs]")  # every run under the results folder, its report on demand
+            row = page.locator(f'#runs tr[data-run="{run_id}"]')
+            expect(row).to_contain_text("done")
+            with page.expect_popup() as popup:
+                row.locator("button").click()
+            expect(popup.value.locator("h1")).to_contain_text("authbench report", timeout=RUN_LIMIT_MS)
+            if os.environ.get("AUTHBENCH_SCREENSHOTS"):
+                page.screenshot(path=os.path.join(os.environ["AUTHBENCH_SCREENSHOTS"], "runs.png"), full_page=True)
         finally:
             browser.close()
     served = b"".join(_get(f"{base}{path}") for path in (

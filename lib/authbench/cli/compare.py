@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import argparse
 import os
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+from ..targets_lock import lab_key, target_lock, url_key
 from . import EXIT_FAILURE, CliError, fault_options, say
 from .options import (
     DEFAULT_PASSWORD_RULE,
@@ -77,6 +79,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     output.add_argument("--campaign-id", help="name of the campaign's folder (default: date, time, suffix)")
     output.add_argument("--resume", metavar="FOLDER", help="continue this campaign; its stored options apply")
     output.add_argument("--dry-run", action="store_true", help="print the plan and its estimated duration")
+    output.add_argument("--force", action="store_true",
+                        help="load the targets even while another authbench process loads them")
     parser.set_defaults(handler=_compare)
 
 
@@ -212,6 +216,17 @@ def _create(args: argparse.Namespace, targets: list, plan: Any, lab_config: Any)
 
 
 def _execute(args, campaign, targets, plan, lab_config, start_lab, verify, timeout, cell_limit, prometheus) -> int:
+    """The campaign, holding the lock of every target it loads (targets_lock) from the lab's start to its end."""
+    keys = [lab_key(lab_config.run_dir)] if lab_config is not None else sorted({url_key(t.url) for t in targets})
+    with ExitStack() as locks:
+        for key in keys:
+            locks.enter_context(target_lock(key, f"authbench compare (results {args.results})", force=args.force))
+        return _execute_locked(args, campaign, targets, plan, lab_config, start_lab, verify, timeout, cell_limit,
+                               prometheus)
+
+
+def _execute_locked(args, campaign, targets, plan, lab_config, start_lab, verify, timeout, cell_limit,
+                    prometheus) -> int:
     from authbench_lab import lab
 
     from .lab import lab_call

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from ..targets_lock import lab_key, target_lock, url_key
 from . import EXIT_FAILURE, CliError, fault_options, ldap_run, say
 from .options import (
     LAB_PROTECTED_PATH,
@@ -81,6 +82,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     output = run.add_argument_group("results")
     output.add_argument("--results", default="results", help="results folder (default ./results)")
     output.add_argument("--run-id", help="name of this run's folder (default: date, time and a random suffix)")
+    output.add_argument("--force", action="store_true",
+                        help="load the target even while another authbench process loads it")
     output.add_argument("--metrics-port", type=int, help="serve Prometheus /metrics on this port during the run")
     output.add_argument("--metrics-host", default="127.0.0.1", help="address for /metrics (default 127.0.0.1)")
 
@@ -140,8 +143,9 @@ class PreparedRun:
     target: str
     cell_time_limit: float
     keep_failures: int
-    faults: list[Fault]
-    lab_run_dir: str
+    load_key: str  # what the run loads, for targets_lock: the lab as a whole, or the target's origin
+    faults: list[Fault]  # the --fault plan (docs/failover.md), lab components resolved
+    lab_run_dir: str  # where the lab the faults act on runs
 
 
 def _plan_options(args: argparse.Namespace) -> tuple[Plan, float, float]:
@@ -194,31 +198,39 @@ def prepare(args: argparse.Namespace) -> PreparedRun:
               "reuse_session": args.reuse_session, "new_connection": args.new_connection,
               "success_rule": rule.describe(), "keep_failures": args.keep_failures, "pace_s": pace,
               "faults": [fault.describe() for fault in faults]}
-    return PreparedRun(plan, settings, config, target, cell_limit, args.keep_failures, faults, args.lab_dir)
+    key = lab_key(args.lab_dir) if args.target.startswith(LAB_PREFIX) else url_key(target)
+    return PreparedRun(plan, settings, config, target, cell_limit, args.keep_failures, key, faults, args.lab_dir)
 
 
 def _run(args: argparse.Namespace) -> int:
-    from .. import headless
-    from ..distributed import DistributedError
-    from ..faults.execute import FaultSchedule
-    from ..metrics import MetricsError
     from ..results.recorder import results_dir
-    from ..sockets import time_wait_count
-    from ..users.saml import SAMLUser, preflight
 
     if ldap_run.wants(args.target) and args.fault:
         raise CliError("--fault works with SAML runs for now; for LDAP, stop the server by hand (docs/failover.md)")
     if ldap_run.wants(args.target):  # LDAP binds in the same patterns (one process)
         return ldap_run.run(args, *_plan_options(args))
     prepared = prepare(args)
-    plan, settings, target = prepared.plan, prepared.settings, prepared.target
     worker_wait, connect_wait, master_timeout = _durations(args, "worker_wait", "connect_timeout", "master_timeout")
     if args.worker:
-        return _run_worker(args, settings, connect_wait, master_timeout)
+        return _run_worker(args, prepared.settings, connect_wait, master_timeout)
     try:
         run_dir = results_dir(Path(args.results), args.run_id)  # fails now, not after the load, if unwritable
     except (OSError, ValueError) as exc:
         raise CliError(f"cannot write results under {args.results!r}: {exc}") from None
+    with target_lock(prepared.load_key, f"authbench run (results {run_dir})", force=args.force):
+        return _load(args, prepared, run_dir, worker_wait)
+
+
+def _load(args: argparse.Namespace, prepared: PreparedRun, run_dir: Path, worker_wait: float) -> int:
+    """The preflight login, then the plan (locally, or as a master with workers); the exit code."""
+    from .. import headless
+    from ..distributed import DistributedError
+    from ..faults.execute import FaultSchedule
+    from ..metrics import MetricsError
+    from ..sockets import time_wait_count
+    from ..users.saml import SAMLUser, preflight
+
+    plan, settings, target = prepared.plan, prepared.settings, prepared.target
     check = preflight(settings)  # before any warm-up: one whole login, every hop shown
     for line in check.lines():
         say(line)

@@ -7,7 +7,9 @@ target, pattern or warm-up means the same in the browser as on the command line.
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
+import tempfile
 from collections.abc import Callable
 
 from ..errors import CliError
@@ -15,7 +17,13 @@ from ..patterns import PlanError, parse_duration
 from ..web.launch import DEFAULT_CELL_TIME_LIMIT
 from .run import PreparedRun
 
-SUCCESS_FIELDS = {"expect": "--expect", "expect_regex": "--expect-regex", "expect_status": "--expect-status"}
+# Optional fields of the form, each one `authbench run` option. The password rule and an uploaded CSV are
+# secrets: they go to the parser in this process only (no command line anyone could read) and the CSV
+# into a private file that is gone once the accounts are read.
+OPTION_FIELDS = {"expect": "--expect", "expect_regex": "--expect-regex", "expect_status": "--expect-status",
+                 "accounts_template": "--accounts-template", "password_rule": "--password-rule",
+                 "ca_bundle": "--ca-bundle"}
+CSV_FIELD = "accounts_csv_text"  # the text of an uploaded user,password file
 
 
 class _Parser(argparse.ArgumentParser):
@@ -33,8 +41,9 @@ def _run_parser() -> argparse.ArgumentParser:
     return top
 
 
-def parse_form(form: dict[str, str], run_options: str = "") -> argparse.Namespace:
-    """The start form (target, patterns, warm-up, repetitions, time limit) + `authbench web --run-options`."""
+def parse_form(form: dict[str, str], run_options: str = "", accounts_csv: str | None = None) -> argparse.Namespace:
+    """The start form (target, patterns, warm-up, repetitions, time limit, OPTION_FIELDS) + `authbench web
+    --run-options`; `accounts_csv` is the file an uploaded CSV was written to."""
     target = (form.get("target") or "").strip()
     if not target:
         raise CliError("give a target: lab:BACKEND or the SP's protected URL")
@@ -54,10 +63,12 @@ def parse_form(form: dict[str, str], run_options: str = "") -> argparse.Namespac
     # Each field is one argument after its option: a value cannot smuggle in options of its own.
     argv = ["run", "--target", target, "--pattern", (form.get("pattern") or "").strip() or ",",
             "--warmup", (form.get("warmup") or "0").strip(), "--repeat", repeat, "--cell-time-limit", limit]
-    for field, option in SUCCESS_FIELDS.items():
+    for field, option in OPTION_FIELDS.items():
         value = (form.get(field) or "").strip()
         if value:
             argv.append(f"{option}={value}")  # one argument, even when the text starts with '-'
+    if accounts_csv:
+        argv.append(f"--accounts-csv={accounts_csv}")
     return _run_parser().parse_args([*argv, *extra])
 
 
@@ -66,4 +77,17 @@ def form_preparer(run_options: str = "") -> Callable[[dict[str, str]], PreparedR
     from .run import prepare
 
     parse_form({"target": "lab:x", "pattern": "1x1"}, run_options)
-    return lambda form: prepare(parse_form(form, run_options))
+
+    def prepare_form(form: dict[str, str]) -> PreparedRun:
+        text = form.get(CSV_FIELD) or ""
+        if not text.strip():
+            return prepare(parse_form(form, run_options))
+        with tempfile.TemporaryDirectory(prefix="authbench-accounts-") as private:  # mode 0700
+            path = os.path.join(private, "accounts.csv")
+            with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w", encoding="utf-8") as file:
+                file.write(text)
+            prepared = prepare(parse_form(form, run_options, accounts_csv=path))  # read here, then deleted
+        prepared.config["accounts"]["file"] = "uploaded in the web UI"
+        return prepared
+
+    return prepare_form

@@ -12,6 +12,7 @@ from authbench.results.table import TPS_DECIMALS, run_label
 from .load import CUT_SHORT, INCOMPLETE, Results, threads_of
 
 TIE_PCT = 5.0  # backends whose TPS differ by less than this (% of the lower) are called level
+CPU_SAMPLES_MIN = 5  # a CPU mean over fewer one-second readings than this is a rough figure
 SHORT_WINDOW_S = 10.0  # a measured window shorter than this makes TPS (and Peak TPS) a noisy figure
 PERCENTILE_WARNINGS = tuple(f"{label} rests on" for label in SAMPLES_FOR_PERCENTILE)  # summary's wording
 GROWTH_PCT = 10.0  # TPS rising less than this (%) from one thread count to the next has stopped growing
@@ -51,6 +52,10 @@ def caveats(results: Results) -> list[str]:
         shortest = min(c.summary.duration_s for c in short)
         out.append(f"{len(short)} of {len(cells)} cells were measured for less than {SHORT_WINDOW_S:g} s (the "
                    f"shortest {shortest:.1f} s): their TPS and Peak TPS are noisy; plan more runs per user.")
+    few_cpu = [c for c in cells if c.resources and 0 < int(c.resources.get("samples") or 0) < CPU_SAMPLES_MIN]
+    if few_cpu:
+        out.append(f"CPU figures of {len(few_cpu)} of {len(cells)} cells rest on fewer than {CPU_SAMPLES_MIN} "
+                   "one-second readings: treat them as rough.")
     for cell in cells:
         if cell.degraded:
             lost = cell.degraded

@@ -20,6 +20,7 @@ from ..errors import CliError
 from ..results.failures import FAILURES_DIR
 from ..results.recorder import RUN_ID_PATTERN
 from . import guard as guards
+from . import runs
 from .campaign import campaign_view, report_path
 from .launch import DEFAULT_CELL_TIME_LIMIT, Launcher
 from .live import LiveRun
@@ -29,6 +30,7 @@ STATIC_DIR = Path(__file__).parent / "static"
 SWARM_REFUSED = f"start runs from authbench's page ({PREFIX}/): exact patterns, warm-up and repetitions"
 DEFAULT_FORM = {"pattern": "2x1000,10x200,20x200", "warmup": "60s", "repeat": "3",
                 "cell_time_limit": DEFAULT_CELL_TIME_LIMIT}
+COMPARE_DIR = ".compare"  # under --results: reports comparing two runs (hidden: not a run itself)
 CONFIRM_AFTER_S = 180.0  # plans estimated longer than this are started only after the operator confirms
 log = logging.getLogger(__name__)
 
@@ -148,6 +150,55 @@ def install(environment, results: Path, prepare: Callable[[dict[str, str]], Any]
         if path is None:
             return jsonify({"ok": False, "message": f"the last campaign has no {name}"}), 404
         return send_file(path, as_attachment=True, download_name=f"{path.parent.name}-{name}")
+
+    @app.route(f"{PREFIX}/api/runs")
+    @guard
+    def runs_list() -> Response:
+        return jsonify({"runs": runs.list_runs(results)})
+
+    @app.route(f"{PREFIX}/api/runs/<run_id>/report", methods=["POST"])
+    @guard
+    def runs_report(run_id: str) -> tuple[Response, int]:
+        """Build (or rebuild) a run's or campaign's report on demand."""
+        from ..report import ReportError
+
+        refused = _foreign(request)
+        if refused:
+            return refused
+        try:
+            path = runs.build_report(results, run_id)
+        except ReportError as exc:
+            return jsonify({"ok": False, "message": str(exc)}), 400
+        if path is None:
+            return jsonify({"ok": False, "message": f"no run or campaign {run_id!r} under {results}"}), 404
+        return jsonify({"ok": True, "url": f"runs/{run_id}/report.html"}), 200
+
+    @app.route(f"{PREFIX}/runs/<run_id>/report.html")
+    @guard
+    def runs_report_file(run_id: str) -> tuple[Response, int] | Response:
+        folder = runs.run_folder(results, run_id)
+        if folder is None or not (folder / "report.html").is_file():
+            return jsonify({"ok": False, "message": f"{run_id} has no report yet"}), 404
+        return send_file(folder / "report.html", mimetype="text/html")
+
+    @app.route(f"{PREFIX}/compare")
+    @guard
+    def runs_compare() -> tuple[Response, int] | Response:
+        """Two runs side by side in one report (a download)."""
+        from ..report import ReportError
+
+        first, second = request.args.get("a", ""), request.args.get("b", "")
+        out = results / COMPARE_DIR / f"{first}--{second}"
+        try:
+            if runs.run_folder(results, first) is None or runs.run_folder(results, second) is None:
+                raise ReportError(f"give two runs under {results}: ?a=RUN&b=RUN")
+            out.mkdir(parents=True, exist_ok=True)
+            path = runs.compare_report(results, first, second, out)
+        except ReportError as exc:
+            return jsonify({"ok": False, "message": str(exc)}), 400
+        if path is None:
+            return jsonify({"ok": False, "message": "give two different runs (not campaigns)"}), 400
+        return send_file(path, as_attachment=True, download_name=f"compare-{first}-{second}.html")
 
     @app.route(f"{PREFIX}/failures/<run_id>/<name>")
     @guard

@@ -26,7 +26,7 @@ def last_campaign(results: Path) -> Path | None:
     except OSError:
         return None
     for folder in folders:
-        document = _read_json(folder / CAMPAIGN_FILE) or {}
+        document = read_json(folder / CAMPAIGN_FILE) or {}
         started = document.get("started")
         found.append((started if isinstance(started, int | float) else 0.0, folder.name, folder))
     return max(found)[2] if found else None
@@ -37,7 +37,7 @@ def campaign_view(results: Path) -> dict[str, Any]:
     folder = last_campaign(results)
     if folder is None:
         return {"campaign": None, "message": f"no campaign under {results} yet (authbench compare writes one)"}
-    document = _read_json(folder / CAMPAIGN_FILE)
+    document = read_json(folder / CAMPAIGN_FILE)
     if document is None:
         return {"campaign": folder.name, "message": f"{folder.name}/{CAMPAIGN_FILE} cannot be read"}
     config = document.get("config") or {}
@@ -81,17 +81,18 @@ def _averages(folder: Path, document: dict[str, Any], backend: str) -> dict[str,
     run = folder / (sorted(runs)[0] if runs else f"{RUNS_DIR}/{backend}")
     if not run.resolve().is_relative_to(folder.resolve()):
         return {}
-    summary = _read_json(run / SUMMARY_FILE) or {}
+    summary = read_json(run / SUMMARY_FILE) or {}
     return averages_by_pattern(cell for cell in summary.get("cells") or []
                                if cell.get("complete", True) and isinstance(cell.get("summary"), dict)
                                and "pattern" in cell)
 
 
-def _read_json(path: Path) -> dict[str, Any] | None:
+def read_json(path: Path) -> dict[str, Any] | None:
+    """A JSON object from a results file, or None when it is missing, too large or not one."""
     try:
         if path.stat().st_size > MAX_CAMPAIGN_BYTES:
             return None
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, UnicodeDecodeError, ValueError):
         return None
     return data if isinstance(data, dict) else None

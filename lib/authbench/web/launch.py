@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from locust.env import Environment
 
 from ..errors import CliError
 from ..results.recorder import results_dir
+from ..targets_lock import target_lock
 from .live import DONE, FAILED, STOPPED, LiveRun
 
 DEFAULT_CELL_TIME_LIMIT = "10m"  # the form's default bound on one pattern × repetition
@@ -49,8 +51,10 @@ class Launcher:
         if self.running:
             raise CliError("a run is in progress; stop it first")
         self._starting = True
+        lock = ExitStack()
         try:
             prepared = self.prepare(form)
+            lock.enter_context(target_lock(prepared.load_key, f"authbench web (results {self.results})"))
             check = preflight(prepared.settings)  # one whole login before any load, every hop recorded
             for line in check.lines():
                 log.info("%s", line)
@@ -62,11 +66,14 @@ class Launcher:
             except (OSError, ValueError) as exc:
                 raise CliError(f"cannot write results under {str(self.results)!r}: {exc}") from None
             check.save(run_dir)
+        except BaseException:
+            lock.close()
+            raise
         finally:
             self._starting = False
         self.environment.authbench.settings = prepared.settings
         self.live.begin(run_dir.name, prepared.target, prepared.plan)
-        self.greenlet = gevent.spawn(self._run, run_dir, prepared)
+        self.greenlet = gevent.spawn(self._run, run_dir, prepared, lock)
         return run_dir.name
 
     def stop(self, by: str = "from the web UI") -> bool:
@@ -78,7 +85,7 @@ class Launcher:
         self.greenlet.kill(block=True, timeout=STOP_WAIT)
         return True
 
-    def _run(self, run_dir: Path, prepared: Any) -> None:
+    def _run(self, run_dir: Path, prepared: Any, lock: ExitStack) -> None:
         from ..headless import execute
         from ..users.saml import SAMLUser
 
@@ -99,5 +106,6 @@ class Launcher:
         finally:
             self.environment.runner.stop()  # does nothing when run_plan already stopped it
             self.environment.authbench.controller = None
+            lock.close()  # the target is free for the next load
             self.live.end(state, message)
 

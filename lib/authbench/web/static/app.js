@@ -145,7 +145,10 @@ function drawChart(points, marks) {
   canvas.dataset.boundaries = "0";
   chartState = null;
   if (!points.length) { g.fillText("no journeys yet", left, h / 2); return; }
-  const t0 = points[0].t, t1 = points[points.length - 1].t + 1;
+  // From the earliest of the first journey's second and a cell start just before it (a start precedes the
+  // first journey's end), so the first cell's warm-up band and start line are drawn too.
+  const near = marks.filter((m) => m.t >= points[0].t - 30).map((m) => Math.floor(m.t));
+  const t0 = Math.min(points[0].t, ...near), t1 = points[points.length - 1].t + 1;
   const span = Math.max(1, t1 - t0);
   const maxRate = niceMax(Math.max(1, ...points.map((p) => Math.max(p.ok, p.errors))));
   const maxMs = niceMax(Math.max(1, ...points.flatMap((p) => SERIES.map(([k]) => p[k] || 0))));
@@ -233,9 +236,12 @@ async function start(event) {
   event.preventDefault();
   const error = $("form-error");
   error.hidden = true;
-  const form = Object.fromEntries(new FormData($("start-form")).entries());
-  const estimate = await postJSON("api/estimate", form).catch(() => ({ ok: false }));
+  const form = Object.fromEntries([...new FormData($("start-form")).entries()].filter(([, v]) => typeof v === "string"));
+  const plan = { pattern: form.pattern, warmup: form.warmup, repeat: form.repeat };
+  const estimate = await postJSON("api/estimate", plan).catch(() => ({ ok: false }));
   if (estimate.ok && estimate.confirm && !window.confirm(`This plan takes about ${estimate.text}. Start it?`)) return;
+  const csv = $("accounts_csv").files[0];
+  if (csv) form.accounts_csv_text = await csv.text();  // sent once, with the start; never shown again
   $("start").disabled = true;
   try {
     const response = await fetch("api/start", {
@@ -318,6 +324,7 @@ let currentTab = "run";
 async function poll() {
   try {
     if (currentTab === "run") showRun(await getJSON("api/state"));
+    else if (currentTab === "runs") showRuns(await getJSON("api/runs"));
     else showCampaign(await getJSON("api/campaign"));
   } catch (e) {
     $("message").textContent = `lost contact with the server: ${e.message}`;
@@ -329,7 +336,60 @@ function showTab(name) {
   for (const b of document.querySelectorAll("button.tab")) b.classList.toggle("active", b.dataset.tab === name);
   $("tab-run").hidden = name !== "run";
   $("tab-campaign").hidden = name !== "campaign";
+  $("tab-runs").hidden = name !== "runs";
   poll();
+}
+
+// The "All runs" tab: the results folder as a list; reports built on demand; two runs compared in one report.
+const ticked = new Set();
+
+function showRuns(data) {
+  const rows = data.runs.map((r) => {
+    const tr = document.createElement("tr");
+    tr.dataset.run = r.id;
+    const box = document.createElement("input");
+    box.type = "checkbox";
+    box.disabled = r.kind !== "run";
+    box.checked = ticked.has(r.id);
+    box.addEventListener("change", () => { if (box.checked) ticked.add(r.id); else ticked.delete(r.id); updateCompare(); });
+    cell(tr, "").appendChild(box);
+    cell(tr, r.id); cell(tr, r.kind); cell(tr, r.state, { class: `state ${r.state}` }); cell(tr, r.target || "-");
+    cell(tr, r.started ? new Date(r.started * 1000).toLocaleString() : "-");
+    cell(tr, (r.patterns || []).join(", "));
+    cell(tr, r.cells_done == null ? "-" : String(r.cells_done));
+    cell(tr, r.tests == null ? "-" : String(r.tests)); cell(tr, r.errors == null ? "-" : String(r.errors));
+    const report = cell(tr, "");
+    if (r.report) {
+      const a = document.createElement("a");
+      a.href = `runs/${encodeURIComponent(r.id)}/report.html`; a.target = "_blank"; a.textContent = "open";
+      report.appendChild(a);
+      report.appendChild(document.createTextNode(" "));
+    }
+    const build = document.createElement("button");
+    build.type = "button"; build.textContent = r.report ? "rebuild" : "build"; build.className = "small";
+    build.addEventListener("click", () => buildReport(r.id, build));
+    report.appendChild(build);
+    return tr;
+  });
+  for (const id of [...ticked]) if (!data.runs.some((r) => r.id === id)) ticked.delete(id);
+  fill(document.querySelector("#runs tbody"), rows);
+  updateCompare();
+}
+
+function updateCompare() { $("compare-runs").disabled = ticked.size !== 2; }
+
+async function buildReport(id, button) {
+  button.disabled = true;
+  button.textContent = "building…";
+  const answer = await postJSON(`api/runs/${encodeURIComponent(id)}/report`, {}).catch((e) => ({ message: e.message }));
+  if (answer.ok) window.open(answer.url, "_blank");
+  else { $("runs-error").textContent = answer.message; $("runs-error").hidden = false; }
+  poll();
+}
+
+function compareRuns() {
+  const [a, b] = [...ticked];
+  window.location.href = `compare?a=${encodeURIComponent(a)}&b=${encodeURIComponent(b)}`;
 }
 
 document.addEventListener("DOMContentLoaded", () => {
@@ -337,6 +397,7 @@ document.addEventListener("DOMContentLoaded", () => {
   $("chart").addEventListener("mousemove", chartTooltip);
   $("chart").addEventListener("mouseleave", () => { $("chart-tip").hidden = true; });
   $("stop").addEventListener("click", stop);
+  $("compare-runs").addEventListener("click", compareRuns);
   for (const b of document.querySelectorAll("button.tab")) b.addEventListener("click", () => showTab(b.dataset.tab));
   poll();
   setInterval(poll, POLL_MS);

@@ -1,0 +1,103 @@
+"""One load at a time on a target: a lock per target shared by every authbench process on the machine.
+
+Two loads on one IdP at once measure neither. `authbench run`, `compare` and the web UI take the lock of
+what they load — the embedded lab as a whole (its clusters share the machine's cores), or the origin
+(scheme://host:port) of any other target — and a second one is refused in one line naming the holder.
+The lock is an `flock` on a file in $AUTHBENCH_LOCK_DIR: the kernel drops it when the holder dies, so a killed run
+never leaves a stale lock behind. `--force` loads anyway (and says so).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from .errors import CliError
+
+LOCK_DIR_ENV = "AUTHBENCH_LOCK_DIR"  # where the lock files live (default: <tmp>/authbench-locks, machine-wide)
+
+
+def lab_key(lab_dir: str | Path) -> str:
+    return f"lab:{Path(lab_dir).resolve()}"
+
+
+def url_key(url: str) -> str:
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    return f"{parts.scheme}://{(parts.hostname or '').lower()}:{port}"
+
+
+class TargetBusy(CliError):
+    """Another authbench process is loading the same target."""
+
+
+@contextmanager
+def target_lock(key: str, what: str, *, force: bool = False, lock_dir: Path | None = None) -> Iterator[None]:
+    """Hold the lock of `key` while the body runs; TargetBusy (one line, exit 2) when another process has it.
+
+    `what` describes this load for whoever is refused (the command and its results folder; no secrets).
+    """
+    path = _path(key, lock_dir)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    held = False
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            held = True
+        except BlockingIOError:
+            if not force:
+                raise TargetBusy(f"{key} is already under load by {_holder(fd)}; wait for it to end, or give "
+                                 "--force to load it anyway") from None
+        if held:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, json.dumps({"key": key, "what": what, "pid": os.getpid(), "since": time.time()}).encode(), 0)
+        yield
+    finally:
+        if held:
+            os.ftruncate(fd, 0)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+def holder(key: str, lock_dir: Path | None = None) -> dict | None:
+    """Who loads `key` now (the JSON its holder wrote), or None when nobody does."""
+    path = _path(key, lock_dir)
+    if not path.exists():
+        return None
+    fd = os.open(path, os.O_RDWR)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return _read(fd)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
+def _path(key: str, lock_dir: Path | None) -> Path:
+    folder = lock_dir or os.environ.get(LOCK_DIR_ENV) or Path(tempfile.gettempdir()) / "authbench-locks"
+    return Path(folder) / (hashlib.sha256(key.encode()).hexdigest()[:20] + ".lock")
+
+
+def _read(fd: int) -> dict:
+    try:
+        return json.loads(os.pread(fd, 4096, 0) or b"{}")
+    except ValueError:
+        return {}
+
+
+def _holder(fd: int) -> str:
+    data = _read(fd)
+    since = time.strftime("%H:%M:%S", time.localtime(data["since"])) if "since" in data else "?"
+    return f"{data.get('what', 'another authbench process')} (pid {data.get('pid', '?')}, since {since})"
