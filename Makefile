@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup tools test test-k8s lint demo bench clean
+.PHONY: setup tools test test-k8s lint demo demo-failover bench clean
 
 setup: $(STAMP)
 	@deploy/setup-system.sh
@@ -45,6 +45,14 @@ demo: setup
 	@id=demo-$$(date +%Y%m%d-%H%M%S); \
 	$(BIN)/authbench compare --backends $(DEMO_BACKENDS) --pattern $(DEMO_PATTERN) --warmup $(DEMO_WARMUP) \
 	  --repeat 1 --results results --campaign-id $$id
+
+# Test 4 on the embedded lab (docs/failover.md): returning users paced at 0.5 s while memcached-a, then
+# IdP node A, stop and start again in every cluster; Tests 1-3 and Test 4 in one table, then the report.
+FAILOVER_PLAN := at=3s stop memcached-a; at=6s start memcached-a; at=14s stop idp-a; at=17s start idp-a
+demo-failover: setup
+	@id=failover-$$(date +%Y%m%d-%H%M%S); \
+	$(BIN)/authbench compare --backends $(DEMO_BACKENDS) --pattern 8x44 --pace 0.5s --warmup 0 --repeat 1 \
+	  --fault '$(FAILOVER_PLAN)' --results results --campaign-id $$id
 
 bench: setup
 	$(BIN)/python bench/lab_throughput.py

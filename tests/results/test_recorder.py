@@ -61,13 +61,15 @@ def test_round_trip_with_header_and_awkward_text(tmp_path: Path) -> None:
         sample(2, outcome=ERROR, reason="line one\nline two", account="o'brien, pat", detail='ACS: 403 "x", y'),
         sample(3, pattern="", repetition=0, account=""),
         sample(4, worker="node1_5f3a"),
+        sample(5, session="lost"),
     ]
     path = write_rows(tmp_path / "run", samples, target="https://sp.example/secure/")
     lines = path.read_text().splitlines()
     assert lines[0] == ",".join(COLUMNS)
     assert lines[1] == ("1795264764.125000,2026-11-21T12:39:24.125Z,12.500,0,0,ok,,measured,10x200,1,user0000,"
-                        "https://sp.example/secure/,,")
-    assert lines[-1].endswith(",https://sp.example/secure/,node1_5f3a,")
+                        "https://sp.example/secure/,,,")
+    assert lines[-2].endswith(",https://sp.example/secure/,node1_5f3a,,")
+    assert lines[-1].endswith(",https://sp.example/secure/,,,lost")
     assert list(read_samples(path)) == samples
 
 
@@ -238,3 +240,12 @@ def test_kill_9_loses_no_confirmed_row(tmp_path: Path) -> None:
     # Every confirmed row is there; at most one more (written, killed before it could confirm).
     assert confirmed[-1] <= len(rows) <= confirmed[-1] + 1
     assert [s.iteration for s in rows] == list(range(len(rows)))
+
+
+def test_files_without_the_later_columns_are_read(tmp_path: Path) -> None:
+    """samples.csv from before `time`, `detail` and `session` existed: read by name, those left empty."""
+    path = tmp_path / SAMPLES_FILE
+    path.write_text("start,duration_ms,user,iteration,outcome,reason,phase,pattern,repetition,account\n"
+                    "1795264764.125,12.5,0,0,ok,,measured,10x200,1,user0000\n")
+    [old] = read_samples(path)
+    assert (old.account, old.detail, old.session) == ("user0000", "", "")

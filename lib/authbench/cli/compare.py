@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..targets_lock import lab_key, target_lock, url_key
-from . import EXIT_FAILURE, CliError, openmodel, say
+from . import EXIT_FAILURE, CliError, fault_options, openmodel, say
 from .guards import check_port
 from .options import (
     DEFAULT_PASSWORD_RULE,
@@ -40,7 +40,8 @@ CUSTOM_RULE = "password_rule_given"  # stored instead of the rule: a rule can be
 STORED_OPTIONS = ("backends", "target", "lb", "node", "pattern", "warmup", "repeat", "cell_time_limit",
                   "account", "accounts_csv", "accounts_template", "order", "seed",
                   "ca_bundle", "insecure", "lab_dir", "base_port", "users", "timeout", "prometheus",
-                  "prometheus_query", "expect", "expect_regex", "expect_status", "keep_failures", *OPEN_OPTIONS)
+                  "prometheus_query", "expect", "expect_regex", "expect_status", "keep_failures", "fault", "pace",
+                  *OPEN_OPTIONS)
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -68,6 +69,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     plan.add_argument("--warmup", default="60s", help="load before every cell, excluded (default 60s)")
     plan.add_argument("--repeat", type=int, default=3, help="repetitions of each pattern (default 3)")
     plan.add_argument("--cell-time-limit", default="1h", help="a cell taking longer is cut short (default 1h)")
+    fault_options.add_pace_option(plan)
+    fault_options.add_options(parser)  # Test 4: returning users, the plan played in every cell of every target
     add_account_options(parser)
     add_success_options(parser.add_argument_group("what counts as logged in"))
     openmodel.add_options(parser)
@@ -347,16 +350,20 @@ def _target_run(args, target, plan, lab_config, verify, timeout, cell_limit, pro
     from .. import headless
     from ..campaign import TargetRun
     from ..cluster_checks import Account
+    from ..faults.execute import FaultSchedule
     from ..resources import GENERATOR, RESOURCES_FILE, ResourceSampler, lab_components
     from ..users.saml import SAMLSettings, SAMLUser, preflight
 
     rule = success_rule(args)
+    lab_dir = str(lab_config.run_dir) if lab_config is not None else args.lab_dir
+    faults = fault_options.faults(args, target.name, lab_dir)
+    schedule = FaultSchedule(faults, lab_dir, say) if faults else None
     lab_defaults = lab_account_defaults(lab_config) if lab_config is not None else None
     picker, account_source = accounts_from_args(args, lab_defaults)
     settings = SAMLSettings.build(
         target=target.url, accounts=picker, verify=verify, timeout=timeout, login_form="auto", username_field=None,
-        password_field=None, reuse_session=False, new_connection=False, virtual_sp=False, verify_signature=False,
-        idp_cert=None, rule=rule)
+        password_field=None, reuse_session=bool(faults), new_connection=False, virtual_sp=False,
+        verify_signature=False, idp_cert=None, rule=rule, pace=fault_options.pace(args))
     check = preflight(settings)  # before any load: one whole login, every hop shown
     for line in check.lines():
         say(f"{target.name}: {line}")
@@ -366,7 +373,9 @@ def _target_run(args, target, plan, lab_config, verify, timeout, cell_limit, pro
     first = picker.pick()
     config = {"target": target.url, "sp": "target", "timeout_s": timeout, "accounts": account_source,
               "tls_verify": verify if isinstance(verify, bool) else f"CA bundle {verify}",
-              "login_form": settings.describe_fields(), "success_rule": rule.describe()}
+              "login_form": settings.describe_fields(), "success_rule": rule.describe(),
+              "reuse_session": settings.reuse_session, "pace_s": settings.pace,
+              "faults": [fault.describe() for fault in faults]}
 
     def run(runs_dir: Path, listen) -> bool:
         components = {GENERATOR: os.getpid()}
@@ -380,11 +389,16 @@ def _target_run(args, target, plan, lab_config, verify, timeout, cell_limit, pro
         def subscribe(context) -> None:
             sampler.listen(context)
             listen(context)
+            if schedule is not None:
+                schedule.listen(context)
+
+        def extras() -> dict[str, Any]:
+            return {"resources": sampler.cell_summary(), **(schedule.finish() if schedule else {})}
 
         try:
             report = headless.execute(plan, SAMLUser, settings, config=config, results_base=runs_dir,
                                       run_id=target.name, cell_time_limit=cell_limit, say=say, listen=subscribe,
-                                      cell_extras=lambda: {"resources": sampler.cell_summary()}, resume=True,
+                                      cell_extras=extras, resume=True,
                                       keep_failures=args.keep_failures)
         finally:
             sampler.stop()
@@ -395,6 +409,7 @@ def _target_run(args, target, plan, lab_config, verify, timeout, cell_limit, pro
 
 def _print_comparison(campaign, names: list[str]) -> None:
     from ..cluster_checks import CheckResult, format_table
+    from ..faults.table import format_test4
     from ..results.summary import Summary
     from ..results.table import format_comparison, run_label
 
@@ -404,6 +419,9 @@ def _print_comparison(campaign, names: list[str]) -> None:
               for name, rows in campaign.document["checks"].items()}
     if checks:
         say("\n" + format_table(checks))
+    test4 = format_test4({name: campaign.run_cells(name) for name in names})
+    if test4:
+        say("\n" + test4)
     if by_target:
         say("\n" + format_comparison(by_target))
     say(f"\ncampaign: {campaign.folder}")

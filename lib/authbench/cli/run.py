@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 from ..results.folder import abandon
 from ..signals import note
 from ..targets_lock import TargetBusy, lab_key, target_lock, url_key
-from . import EXIT_CRITERIA_FAILED, EXIT_FAILURE, CliError, ldap_run, openmodel, pg_run, pi_run, say
+from . import EXIT_CRITERIA_FAILED, EXIT_FAILURE, CliError, fault_options, ldap_run, openmodel, pg_run, pi_run, say
 from .guards import check_ports, claim_run_folder
 from .options import (
     LAB_PROTECTED_PATH,
@@ -32,6 +32,7 @@ from .options import (
 )
 
 if TYPE_CHECKING:
+    from ..faults.plan import Fault
     from ..patterns import Plan
     from ..users.saml import SAMLSettings
 
@@ -80,11 +81,13 @@ def add_parser(subparsers: argparse._SubParsersAction, name: str = "run",
                          help="keep cookies between a user's journeys: later ones measure SSO without password")
     journey.add_argument("--new-connection", action="store_true",
                          help="close connections after every journey (browser-like churn; TIME_WAIT counted)")
+    fault_options.add_pace_option(journey)
     add_success_options(journey)
 
     ldap_run.add_options(run)
     pi_run.add_options(run)
     openmodel.add_options(run)
+    fault_options.add_options(run)
 
     output = run.add_argument_group("results")
     output.add_argument("--results", default="results", help="results folder (default ./results)")
@@ -165,6 +168,8 @@ class PreparedRun:
     cell_time_limit: float
     keep_failures: int
     load_key: str  # what the run loads, for targets_lock: the lab as a whole, or the target's origin
+    faults: list[Fault]  # the --fault plan (docs/failover.md), lab components resolved
+    lab_run_dir: str  # where the lab the faults act on runs
 
 
 def _plan_options(args: argparse.Namespace) -> tuple[Plan, float, float]:
@@ -197,6 +202,9 @@ def prepare(args: argparse.Namespace) -> PreparedRun:
         raise CliError(f"--max-error-pct must be between 0 and 100, got {args.max_error_pct:g}")
     lab_defaults = None
     target, lab_ca = args.target, None
+    backend = target[len(LAB_PREFIX):] if target.startswith(LAB_PREFIX) else None
+    faults = fault_options.faults(args, backend, args.lab_dir)
+    pace = fault_options.pace(args)
     if target.startswith(LAB_PREFIX):
         target, lab_ca, lab_defaults = _lab_target(target[len(LAB_PREFIX):], args)
     check_url(target, "--target")
@@ -210,7 +218,7 @@ def prepare(args: argparse.Namespace) -> PreparedRun:
             reuse_session=args.reuse_session, new_connection=args.new_connection,
             virtual_sp=args.sp == "virtual", verify_signature=args.verify_signature,
             idp_cert=args.idp_cert or (lab_defaults and str(lab_defaults["idp_cert"] / "signing.crt")),
-            register_metadata_in=lab_defaults and lab_defaults["metadata_dir"], rule=rule,
+            register_metadata_in=lab_defaults and lab_defaults["metadata_dir"], rule=rule, pace=pace,
         )
     except ValueError as exc:
         raise CliError(str(exc)) from None
@@ -218,12 +226,15 @@ def prepare(args: argparse.Namespace) -> PreparedRun:
               "tls_verify": verify if isinstance(verify, bool) else f"CA bundle {verify}",
               "timeout_s": timeout, "accounts": account_source, "login_form": settings.describe_fields(),
               "reuse_session": args.reuse_session, "new_connection": args.new_connection,
-              "success_rule": rule.describe(), "keep_failures": args.keep_failures}
+              "success_rule": rule.describe(), "keep_failures": args.keep_failures, "pace_s": pace,
+              "faults": [fault.describe() for fault in faults]}
     key = lab_key(args.lab_dir) if args.target.startswith(LAB_PREFIX) else url_key(target)
-    return PreparedRun(plan, settings, config, target, cell_limit, args.keep_failures, key)
+    return PreparedRun(plan, settings, config, target, cell_limit, args.keep_failures, key, faults, args.lab_dir)
 
 
 def _run(args: argparse.Namespace) -> int:
+    if ldap_run.wants(args.target) and args.fault:
+        raise CliError("--fault works with SAML runs for now; for LDAP, stop the server by hand (docs/failover.md)")
     if ldap_run.wants(args.target):  # LDAP binds in the same patterns (one process)
         return ldap_run.run(args, *_plan_options(args))
     if pg_run.wants(args.target):  # database logins against LDAP, in the same patterns
@@ -247,6 +258,7 @@ def _load(args: argparse.Namespace, prepared: PreparedRun, run_dir: Path, lock: 
     """The preflight login, then the plan (locally, or as a master with workers); the exit code."""
     from .. import headless
     from ..distributed import DistributedError
+    from ..faults.execute import FaultSchedule
     from ..metrics import MetricsError
     from ..sockets import time_wait_count
     from ..users.saml import SAMLUser, preflight
@@ -259,14 +271,22 @@ def _load(args: argparse.Namespace, prepared: PreparedRun, run_dir: Path, lock: 
     if problem:
         abandon(run_dir, lock)
         raise CliError(problem)
-    say(f"plan {openmodel.plan_text(args, plan)}, warm-up {plan.warmup:g} s, {plan.repeat} repetition(s); "
-        f"results in {run_dir}")
+    say(f"plan {openmodel.plan_text(args, plan)}, warm-up {plan.warmup:g} s, {plan.repeat} repetition(s)"
+        + (f", pace {settings.pace:g} s" if settings.pace else "") + f"; results in {run_dir}")
+    for fault in prepared.faults:
+        say(f"fault plan: {fault.describe()}")
     port = urlsplit(target).port or (443 if target.startswith("https") else 80)
-    extras = (lambda: {"time_wait_after": time_wait_count(port)}) if args.new_connection else None
+    schedule = FaultSchedule(prepared.faults, prepared.lab_run_dir, say) if prepared.faults else None
+
+    def extras() -> dict[str, Any]:
+        return {**({"time_wait_after": time_wait_count(port)} if args.new_connection else {}),
+                **(schedule.finish() if schedule else {})}
+
     run = functools.partial(headless.execute, plan, SAMLUser, settings, config=prepared.config,
                             results_base=run_dir.parent, run_id=run_dir.name, cell_time_limit=prepared.cell_time_limit,
                             resume=args.resume, say=say, cell_extras=extras, metrics_port=args.metrics_port,
-                            metrics_host=args.metrics_host, keep_failures=prepared.keep_failures)
+                            metrics_host=args.metrics_host, keep_failures=prepared.keep_failures,
+                            listen=schedule and schedule.listen)
     try:
         report = _run_master(args, run, SAMLUser, settings, worker_wait) if args.master or args.workers else run()
     except (DistributedError, MetricsError) as exc:

@@ -15,6 +15,8 @@ from matplotlib import colormaps
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from authbench.faults.table import shown
+from authbench.journeys.returning import LOST
 from authbench.results.sample import MEASURED, OK
 
 from .load import INCOMPLETE, Results, Run, threads_of
@@ -28,6 +30,8 @@ COLORS = colormaps["tab10"].colors
 WARMUP_COLOR = "0.6"
 WARMUP_SHADE = "0.92"
 ERROR_COLOR = "#d62728"
+LOST_COLOR = "black"  # a returning user asked for its password again (docs/failover.md): hollow, any backend
+FAULT_COLOR = "0.25"
 ERROR_BIN_S = 1.0  # errors are counted per this many seconds
 POINT_SIZE = 6
 CPU_MIN_PCT = 0.5  # components whose CPU never reaches this are left out of the CPU plot
@@ -148,7 +152,12 @@ def _timeline(results: Results, colors: dict) -> Figure:
         if bad:
             ax.scatter([s.start - origin for s in bad], [s.duration_ms for s in bad], s=POINT_SIZE * 4,
                        marker="x", color=ERROR_COLOR, label="failed")
+        lost = [s for s in run.samples if s.session == LOST]
+        if lost:
+            ax.scatter([s.start - origin for s in lost], [s.duration_ms for s in lost], s=POINT_SIZE * 4,
+                       marker="^", facecolors="none", edgecolors=LOST_COLOR, label="SSO lost (password asked again)")
         _label_cells(ax, run, origin)
+        _fault_lines(ax, backend, run, origin)
         ax.set_title(backend, loc="left", fontweight="bold")
         ax.set_ylabel("response time (ms)")
         ax.set_ylim(bottom=0)
@@ -177,6 +186,18 @@ def _label_cells(ax: Axes, run: Run, origin: float) -> None:
     for (pattern, repetition), x in firsts.items():
         ax.annotate(f"{pattern} #{repetition}", (x, 1.0), xycoords=("data", "axes fraction"), xytext=(2, -10),
                     textcoords="offset points", fontsize=FONT_SIZE - 2, color="0.3")
+
+
+def _fault_lines(ax: Axes, backend: str, run: Run, origin: float) -> None:
+    """A dashed line where each fault of a fault plan began, named at the top (docs/failover.md)."""
+    played = [fault for cell in run.document.get("cells", []) for fault in cell.get("faults") or []
+              if fault.get("time") is not None]
+    for i, fault in enumerate(played):
+        x = fault["time"] - origin
+        ax.axvline(x, color=FAULT_COLOR, linestyle="--", linewidth=1, zorder=1)
+        what = shown(fault["fault"], backend).split(" ", 1)[-1]  # without at=…
+        ax.annotate(what, (x, 1.0), xycoords=("data", "axes fraction"), xytext=(2, -22 - 10 * (i % 2)),
+                    textcoords="offset points", fontsize=FONT_SIZE - 2, color=FAULT_COLOR)
 
 
 def _errors(results: Results, colors: dict) -> Figure:

@@ -24,6 +24,7 @@ from .tables import (
     checks_table,
     cpu_tables,
     distribution_table,
+    failover_table,
     failures_table,
     overview_table,
     run_tables,
@@ -43,7 +44,7 @@ RUN_KEYS = (
     ("accounts.type", "accounts"), ("accounts.template", "account template"), ("accounts.file", "accounts file"),
     ("accounts.accounts", "number of accounts"), ("accounts.user", "account"),
     ("accounts.order", "account order"), ("reuse_session", "reuse session"),
-    ("new_connection", "new connection per journey"),
+    ("new_connection", "new connection per journey"), ("pace_s", "pace (s)"),
 )
 PLAN_KEYS = (("patterns", "patterns"), ("warmup_s", "warm-up (s)"), ("repeat", "repetitions"))
 MACHINE_KEYS = (("node", "host"), ("platform", "platform"), ("cores", "cores"), ("python", "Python"))
@@ -62,6 +63,7 @@ def sections(results: Results, plots: list[Plot]) -> dict[str, Any]:
         "caveats": caveats(results),
         "overview": overview_table(results),
         "checks": checks_table(results),
+        "failover": failover_table(results),
         "checks_evidence": checks_evidence_table(results),
         "runs": run_tables(results),
         "levels": levels_table(results),

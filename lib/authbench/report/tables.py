@@ -124,6 +124,16 @@ def checks_table(results: Results) -> Table | None:
     return Table("Cluster checks", ["backend", *tests], rows, notes=notes, centered=True)
 
 
+def failover_table(results: Results) -> Table | None:
+    """Backend × fault: Test 4 and its figures (docs/failover.md), or None when no run had a fault plan."""
+    from authbench.faults.table import HEADER, NOTE, verdict_rows
+
+    rows = verdict_rows({backend: run.document.get("cells", []) for backend, run in results.runs.items()})
+    if not rows:
+        return None
+    return Table("Failover under load (Test 4)", list(HEADER), [list(row) for row in rows], notes=[NOTE])
+
+
 def checks_evidence_table(results: Results) -> Table | None:
     """What each check saw (pages, reasons, cookie names; never a value), beside the marks."""
     rows = [[backend, str(check.get("test", "?")), _mark(check), "; ".join(check.get("evidence") or [])]

@@ -41,8 +41,9 @@ COLUMNS = (
     "target",  # the run's target (URL or campaign target name): combined files stay separable
     "worker",  # the distributed worker that ran the journey ("" when local)
     "detail",
+    "session",
 )
-OPTIONAL_COLUMNS = ("time", "target", "worker", "detail")  # older files lack these; they are read all the same
+OPTIONAL_COLUMNS = ("time", "target", "worker", "detail", "session")  # older files lack these; read all the same
 RUN_ID_TIME_FORMAT = "%Y%m%d-%H%M%S"  # UTC, so ids sort in run order whatever the host's time zone
 RUN_ID_SUFFIX_BYTES = 2  # 4 hex digits: two runs started in the same second still get distinct ids
 RUN_ID_ATTEMPTS = 20
@@ -96,6 +97,7 @@ class Recorder:
                     self.target,
                     sample.worker,
                     sample.detail,
+                    sample.session,
                 )
             )
             self._file.flush()
@@ -251,6 +253,7 @@ def _parse(row: list[str], index: dict[str, int], path: Path, line: int) -> Samp
             account=row[index["account"]],
             worker=row[index["worker"]] if "worker" in index else "",
             detail=row[index["detail"]] if "detail" in index else "",
+            session=row[index["session"]] if "session" in index else "",
         )
     except (IndexError, ValueError) as e:
         raise ValueError(f"{path}:{line}: bad sample row {row!r}: {e}") from e

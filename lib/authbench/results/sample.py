@@ -28,6 +28,7 @@ class Sample:
     account: str = ""  # the user name logged in with (never a password)
     detail: str = ""  # a failure's step and page (results.failures.short_detail), never a secret
     worker: str = ""  # distributed: the worker that ran it (Locust's client id); "" when local
+    session: str = ""  # --reuse-session: fresh, reused, lost or sp-session (journeys.returning); else ""
 
     @property
     def end(self) -> float:

@@ -30,6 +30,7 @@ class JourneyOutcome:
     account: str = ""
     step: str = ""  # the step a failed journey stopped at
     evidence: Evidence | None = None  # built only when the run's FailureBudget wants an example
+    session: str = ""  # returning users: journeys.returning's class (fresh, reused, lost, …)
 
 
 UNEXPECTED_ERROR = "unexpected error"  # the journey itself raised: a bug or an unforeseen answer
@@ -104,7 +105,7 @@ class JourneyUser(User):
             outcome=OK if outcome.ok else ERROR, reason=outcome.reason, phase=phase,
             pattern=controller.pattern.label if controller else "",
             repetition=controller.repetition if controller else 0, account=outcome.account,
-            detail="" if outcome.ok else short_detail(outcome.step, outcome.detail),
+            detail="" if outcome.ok else short_detail(outcome.step, outcome.detail), session=outcome.session,
         )
         if controller is not None:
             controller.record(sample)

@@ -7,6 +7,7 @@ locustfile runs under plain `locust`; the walk itself is `journeys.saml.sso_logi
 from __future__ import annotations
 
 import argparse
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from ..accounts import Account, AccountPicker, AccountsError, from_csv, from_tem
 from ..journeys import saml
 from ..journeys.fastbrowser import FastBrowser
 from ..journeys.forms import KEYCLOAK, PRESETS, SHIBBOLETH, SIMPLESAMLPHP, LoginFields
+from ..journeys.returning import ReturningUser
 from ..journeys.success import DEFAULT_RULE, SuccessRule
 from ..journeys.trail import Trail, redact_page
 from ..journeys.virtual_sp import VirtualSP
@@ -35,12 +37,14 @@ class SAMLSettings:
     new_connection: bool = False
     virtual_sp: VirtualSP | None = None
     rule: SuccessRule = DEFAULT_RULE  # what the final page must show beyond the walk's own rule (--expect)
+    pace: float = 0.0  # seconds from one journey's start to the user's next (0: back to back)
 
     @classmethod
     def build(cls, *, target: str, accounts: AccountPicker, verify: bool | str, timeout: float, login_form: str,
               username_field: str | None, password_field: str | None, reuse_session: bool, new_connection: bool,
               virtual_sp: bool, verify_signature: bool, idp_cert: str | None,
-              register_metadata_in: Path | None = None, rule: SuccessRule = DEFAULT_RULE) -> SAMLSettings:
+              register_metadata_in: Path | None = None, rule: SuccessRule = DEFAULT_RULE,
+              pace: float = 0.0) -> SAMLSettings:
         if username_field or password_field:
             base = LOGIN_FORMS.get(login_form, SHIBBOLETH)
             fields: tuple[LoginFields, ...] = (LoginFields(username_field or base.username,
@@ -57,7 +61,7 @@ class SAMLSettings:
                 raise ValueError(f"--idp-cert {idp_cert!r}: {exc}") from None
             if register_metadata_in is not None:  # the embedded lab trusts every SP whose metadata it holds
                 (Path(register_metadata_in) / VIRTUAL_SP_METADATA_FILE).write_text(sp.sp_metadata())
-        return cls(target, accounts, verify, timeout, fields, reuse_session, new_connection, sp, rule)
+        return cls(target, accounts, verify, timeout, fields, reuse_session, new_connection, sp, rule, pace)
 
     def describe_fields(self) -> list[dict[str, str]]:
         return [{"username": f.username, "password": f.password, "submit": f.submit} for f in self.fields]
@@ -167,6 +171,13 @@ class SAMLUser(JourneyUser):
         settings: SAMLSettings = self.run_context.settings
         self.trail = Trail()
         self.browser = FastBrowser(verify=settings.verify, timeout=settings.timeout, on_request=self._report)
+        self.returning = ReturningUser()
+        self.began = time.monotonic()
+
+    def wait_time(self) -> float:
+        """--pace: the next journey starts `pace` seconds after this one started (none when it took longer)."""
+        pace = self.run_context.settings.pace
+        return max(0.0, pace - (time.monotonic() - self.began)) if pace else 0.0
 
     def on_stop(self) -> None:
         self.browser.close_connections()
@@ -181,12 +192,20 @@ class SAMLUser(JourneyUser):
 
     def journey(self) -> JourneyOutcome:
         settings: SAMLSettings = self.run_context.settings
-        if not settings.reuse_session:
+        self.began = time.monotonic()
+        returning = self.returning if settings.reuse_session else None
+        if returning is None:
             self.browser.clear_cookies()  # every journey a full authentication, as in 2012
-        account = settings.accounts.pick()
+            account = settings.accounts.pick()
+        else:  # a returning user: its own account, the IdP's cookies kept, a new SP session
+            account = returning.account = returning.account or settings.accounts.pick()
+            if settings.virtual_sp is None:  # a virtual SP keeps no cookies of its own
+                returning.new_sp_session(self.browser.cookies, settings.target)
         self.trail.clear()
         outcome = login_once(settings, self.browser, account)
         result = JourneyOutcome(outcome.ok, outcome.reason, outcome.detail, account.username)
+        if returning is not None:
+            result.session = returning.after(self.trail.hops, outcome.ok, outcome.password_asked)
         if not outcome.ok:
             result.step = self.trail.last_step
             if self.run_context.failures.wants(outcome.reason):

@@ -1,0 +1,154 @@
+"""Test 4 on the session lab: returning users classified, fault plans played and analysed, bad plans refused.
+
+Every fault test restarts what it stopped (in the plan, and again in `finally`), since the lab is shared.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import time
+from collections import Counter
+
+import pytest
+
+from authbench.cli import main
+from authbench_lab import lab as lab_api
+
+MEMCACHED_DEAD_RETRY = 5.0  # the lab IdP's memcached client keeps a restarted server out of its ring this long
+PACED = ["--reuse-session", "--pace", "0.5s", "--pattern", "8x14"]  # 7 s per run, 8 users
+STOP_AT, START_AT = 2, 4.5  # seconds into the measured phase
+
+
+@pytest.fixture
+def run(lab, monkeypatch, capsys):
+    """`authbench run ARGS` against the session lab: (exit status, stdout, stderr)."""
+    monkeypatch.setenv("AUTHBENCH_LAB_DIR", str(lab.run_dir))
+
+    def call(args: list[str]) -> tuple[int, str, str]:
+        code = main(["run", *args])
+        captured = capsys.readouterr()
+        return code, captured.out, captured.err
+
+    return call
+
+
+def rows(folder) -> list[dict[str, str]]:
+    with (folder / "samples.csv").open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_returning_users_keep_their_account_and_reuse_sso(run, tmp_path):
+    code, out, _ = run(["--target", "lab:memcached", "--reuse-session", "--pattern", "2x10", "--results",
+                        str(tmp_path), "--run-id", "r"])
+    assert code == 0, out
+    samples = rows(tmp_path / "r")
+    assert Counter((r["outcome"], r["session"]) for r in samples) == {("ok", "fresh"): 2, ("ok", "reused"): 18}
+    accounts = {r["user"]: {s["account"] for s in samples if s["user"] == r["user"]} for r in samples}
+    assert all(len(names) == 1 for names in accounts.values()) and len(set.union(*accounts.values())) == 2
+
+
+def test_one_account_for_all_users_still_goes_through_the_idp(run, tmp_path, monkeypatch):
+    monkeypatch.setenv("AUTHBENCH_PASSWORD", "pw-user007")
+    code, out, _ = run(["--target", "lab:local", "--reuse-session", "--account", "user007", "--pattern", "3x5",
+                        "--results", str(tmp_path), "--run-id", "a"])
+    assert code == 0, out
+    sessions = Counter(r["session"] for r in rows(tmp_path / "a"))
+    assert sessions == {"fresh": 3, "reused": 12}  # never "sp-session": the SP's cookies went each time
+
+
+def fault_run(lab, run, tmp_path, backend: str, component: str) -> dict:
+    plan = f"at={STOP_AT}s stop {component}; at={START_AT}s start {component}"
+    try:
+        code, out, _ = run(["--target", f"lab:{backend}", *PACED, "--fault", plan, "--results", str(tmp_path),
+                            "--run-id", "f"])
+    finally:
+        full = f"{backend}/{component}" if component.startswith("idp-") else component
+        lab_api.start_component(lab.run_dir, full)  # already running unless the run broke off
+    assert code == 0, out
+    cell = json.loads((tmp_path / "f" / "summary.json").read_text())["cells"][0]
+    stop, start = cell["faults"]
+    assert stop["ok"] and start["ok"] and stop["status"].startswith("stopped")
+    # each at its time, or when the one before it ended (a node's graceful stop takes seconds)
+    played = cell["failover"]
+    assert played["faults"][0]["at_s"] >= STOP_AT and played["windows"][2]["from_s"] >= START_AT
+    assert start["time"] >= stop["time"] + stop["seconds"] - 0.01
+    assert "Test 4" in out
+    return cell["failover"]["faults"][0]  # the stop
+
+
+@pytest.mark.parametrize(("backend", "expected"), [("terracotta", "○"), ("memcached", "○"), ("repcached", "○"),
+                                                   ("stateless", "○"), ("local", "△")])
+def test_stopping_one_idp_node(lab, run, tmp_path, backend, expected):
+    fault = fault_run(lab, run, tmp_path, backend, "idp-a")
+    assert fault["logged_in_users"] == 8
+    assert fault["test4"] == expected, fault
+
+
+@pytest.mark.parametrize(("backend", "expected"), [("repcached", "○"), ("memcached", "△")])
+def test_stopping_one_memcached(lab, run, tmp_path, backend, expected):
+    try:
+        fault = fault_run(lab, run, tmp_path, backend, "memcached-a")
+    finally:
+        time.sleep(MEMCACHED_DEAD_RETRY)  # let the IdP nodes take memcached-a back before the next test
+    assert fault["logged_in_users"] == 8
+    assert fault["test4"] == expected, fault
+
+
+def test_stopping_the_redis_primary_stops_terracotta_and_its_restart_loses_every_session(lab, run, tmp_path):
+    """The lab's terracotta nodes talk to the primary only: no failover to the replica. The primary comes
+    back empty and the replica resyncs from it, so every SSO session is gone (docs/failover.md)."""
+    fault = fault_run(lab, run, tmp_path, "terracotta", "redis-primary")
+    stop, start = json.loads((tmp_path / "f" / "summary.json").read_text())["cells"][0]["faults"]
+    down_from, down_until = stop["time"] + stop["seconds"], start["time"]
+    during = [r for r in rows(tmp_path / "f")
+              if float(r["start"]) >= down_from and float(r["start"]) + float(r["duration_ms"]) / 1000 < down_until]
+    assert during and all(r["outcome"] == "error" for r in during)  # every journey begun meanwhile failed
+    assert fault["test4"] == "×" and fault["reauthenticated_users"] == 8
+
+
+def test_a_failing_command_is_recorded_and_the_run_measured(run, tmp_path):
+    code, out, _ = run(["--target", "lab:stateless", "--pattern", "2x4", "--pace", "0.2s", "--fault",
+                        "at=0.1s run=sh -c 'echo no such pod >&2; exit 4'", "--results", str(tmp_path),
+                        "--run-id", "c"])
+    assert code == 0, out
+    cell = json.loads((tmp_path / "c" / "summary.json").read_text())["cells"][0]
+    [fault] = cell["faults"]
+    assert (fault["ok"], fault["exit_status"], fault["status"]) == (False, 4, "exit status 4: no such pod")
+    assert cell["summary"]["tests"] == 8 and cell["summary"]["errors"] == 0
+    assert "fault at=0.1s run=sh -c 'echo no such pod >&2; exit 4': exit status 4: no such pod" in out
+
+
+@pytest.mark.parametrize(("plan", "message"), [
+    ("at=soon stop idp-a", "at='soon' is not a time"),
+    ("at=3s stop idp-z", "the lab has no component 'idp-z'; valid: idp-a, idp-b, sp, ldap"),
+    ("at=3s reboot idp-a", "the action must be 'stop COMPONENT'"),
+    ("stop idp-a", "begin with at=TIME"),
+])
+def test_bad_plans_are_refused_before_any_load(run, tmp_path, plan, message):
+    code, out, err = run(["--target", "lab:memcached", "--pattern", "1x1", "--fault", plan, "--results",
+                          str(tmp_path), "--run-id", "bad"])
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "bad").exists() and "preflight" not in out
+
+
+def test_compare_puts_test4_beside_tests_1_to_3(lab, tmp_path, capsys):
+    plan = f"at={STOP_AT}s stop idp-a; at={START_AT}s start idp-a"
+    try:
+        code = main(["compare", "--lab-dir", str(lab.run_dir), "--backends", "stateless,local", *PACED[1:],
+                     "--warmup", "0", "--repeat", "1", "--fault", plan, "--results", str(tmp_path),
+                     "--campaign-id", "c"])
+    finally:
+        for backend in ("stateless", "local"):
+            lab_api.start_component(lab.run_dir, f"{backend}/idp-a")
+    out = capsys.readouterr().out
+    assert code == 0, out
+    lines = out.splitlines()
+    table = lines[next(i for i, line in enumerate(lines) if line.split()[:2] == ["cluster", "fault"]):]
+    assert table[1].split()[:5] == ["stateless", "at=2s", "stop", "idp-a", "○"]
+    assert table[2].split()[:5] == ["local", "at=2s", "stop", "idp-a", "△"]
+    report = (tmp_path / "c" / "report.md").read_text()
+    assert "Failover under load (Test 4)" in report and "| local | at=2s stop idp-a | △ |" in report
+    config = json.loads((tmp_path / "c" / "runs" / "local" / "summary.json").read_text())["config"]
+    assert config["reuse_session"] and config["pace_s"] == 0.5 and config["faults"] == [
+        "at=2s stop local/idp-a", "at=4.5s start local/idp-a"]

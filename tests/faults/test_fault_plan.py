@@ -1,0 +1,62 @@
+"""Fault plans: what parses, what is refused (one line naming the item), and lab names resolved."""
+
+from __future__ import annotations
+
+import pytest
+
+from authbench.faults.plan import RUN, START, STOP, Fault, FaultError, parse_faults, resolve_components
+
+LAB = ["ldap", "memcached-a", "memcached-b", "redis-primary", "lb", "memcached/idp-a", "memcached/idp-b",
+       "local/idp-a"]
+
+
+def test_items_across_options_in_time_order():
+    faults = parse_faults(["at=90s start idp-a; at=30s stop idp-a", "at=1m timeout=5s run=kubectl delete pod 'idp 0'"])
+    assert [(f.at, f.action, f.target) for f in faults] == [
+        (30.0, STOP, "idp-a"), (60.0, RUN, "kubectl delete pod 'idp 0'"), (90.0, START, "idp-a")]
+    assert faults[1].timeout == 5.0 and faults[1].argv == ["kubectl", "delete", "pod", "idp 0"]
+    assert faults[0].describe() == "at=30s stop idp-a"
+
+
+def test_a_quoted_semicolon_stays_in_the_command():
+    [fault, after] = parse_faults(["at=1s run=sh -c 'kubectl delete pod idp-0; sleep 1'; at=2s stop lb"])
+    assert fault.argv == ["sh", "-c", "kubectl delete pod idp-0; sleep 1"] and after.target == "lb"
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("stop idp-a", "begin with at=TIME"),
+    ("at=soon stop idp-a", "at='soon' is not a time"),
+    ("at=-3s stop idp-a", "at='-3s' is not a time"),
+    ("at=30s", "the action must be"),
+    ("at=30s kill idp-a", "the action must be"),
+    ("at=30s stop", "the action must be"),
+    ("at=30s stop idp-a idp-b", "the action must be"),
+    ("at=30s run=", "run= needs a command"),
+    ("at=30s run=echo 'unclosed", "cannot split the command"),
+    ("at=30s timeout=0s run=true", "timeout must be more than 0"),
+    ("at=30s timeout=5s stop idp-a", "timeout= belongs to a run=COMMAND"),
+    ("at=48h stop idp-a", "more than a day"),
+])
+def test_malformed_items_are_refused_naming_the_item(text, message):
+    with pytest.raises(FaultError) as caught:
+        parse_faults([text])
+    assert message in str(caught.value) and "\n" not in str(caught.value)
+    assert repr(text.strip()) in str(caught.value)
+
+
+def test_bare_names_resolve_to_the_target_cluster_and_shared_names_stay():
+    faults = resolve_components(parse_faults(["at=1s stop idp-a; at=2s stop memcached-a; at=3s stop local/idp-a"]),
+                                LAB, "memcached")
+    assert [f.target for f in faults] == ["memcached/idp-a", "memcached-a", "local/idp-a"]
+
+
+def test_unknown_component_lists_the_valid_ones():
+    with pytest.raises(FaultError, match=r"no component 'idp-c'; valid: idp-a, idp-b, ldap, memcached-a"):
+        resolve_components(parse_faults(["at=1s stop idp-c"]), LAB, "memcached")
+    with pytest.raises(FaultError, match="no component 'idp-a'"):  # no cluster to take it from
+        resolve_components(parse_faults(["at=1s stop idp-a"]), LAB, None)
+
+
+def test_run_actions_need_no_lab():
+    faults = [Fault(1.0, RUN, "true")]
+    assert resolve_components(faults, [], None) == faults
