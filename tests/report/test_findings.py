@@ -82,7 +82,8 @@ def test_where_tps_stops_growing(results):
 
 
 def test_failing_checks_are_named_per_test(results):
-    assert "Test 3 fails for memcached, stateless." in findings(results)
+    # The lab's memcached and stateless fail Test 3 by design; a terracotta failure is not expected.
+    assert "Test 3 fails for memcached, stateless, as the 2012 design table expects of them (×*)." in findings(results)
     results.checks["terracotta"][2]["passed"] = False
     results.checks["stateless"][1]["passed"] = False
     said = findings(results)

@@ -15,6 +15,7 @@ TIE_PCT = 5.0  # backends whose TPS differ by less than this (% of the lower) ar
 CPU_SAMPLES_MIN = 5  # a CPU mean over fewer one-second readings than this is a rough figure
 SHORT_WINDOW_S = 10.0  # a measured window shorter than this makes TPS (and Peak TPS) a noisy figure
 PERCENTILE_WARNINGS = tuple(f"{label} rests on" for label in SAMPLES_FOR_PERCENTILE)  # summary's wording
+COUNTED_WARNINGS = (*PERCENTILE_WARNINGS, "Peak TPS rests on")  # said once over all cells, not per cell
 GROWTH_PCT = 10.0  # TPS rising less than this (%) from one thread count to the next has stopped growing
 
 
@@ -43,7 +44,7 @@ def caveats(results: Results) -> list[str]:
         elif cell.status == CUT_SHORT:
             out.append(f"{where} was cut short by the cell time limit.")
         # The summary's own warnings, except the percentile ones: those are counted over all cells below.
-        out += [f"{where}: {w}" for w in cell.summary.warnings if not w.startswith(PERCENTILE_WARNINGS)]
+        out += [f"{where}: {w}" for w in cell.summary.warnings if not w.startswith(COUNTED_WARNINGS)]
         if cell.resources and cell.resources.get("generator_saturated"):
             out.append(f"{where}: the load generator was saturated (its CPU was the limit); the figures "
                        "understate what the servers can do.")
@@ -159,7 +160,13 @@ def _checks(results: Results) -> list[str]:
     if not failing:
         count = len(results.checks)
         return [f"Every backend passes the cluster checks ({count} backend{'s' if count > 1 else ''})."]
-    return [f"{test} fails for {_join(backends)}." for test, backends in sorted(failing.items())]
+    tests = list(dict.fromkeys(str(c.get("test", "?")) for checks in results.checks.values() for c in checks))
+    out = []
+    for test, backends in sorted(failing.items()):
+        expected = all(not design_expects(results, b, tests.index(test), passed=True) for b in backends)
+        out.append(f"{test} fails for {_join(backends)}" + (", as the 2012 design table expects of them (×*)."
+                                                            if expected else "."))
+    return out
 
 
 def _errors(results: Results) -> list[str]:
@@ -184,3 +191,14 @@ def _fmt(value: float) -> str:
 
 def _join(names: list[str]) -> str:
     return ", ".join(names)
+
+
+def design_expects(results: Results, backend: str, index: int, *, passed: bool) -> bool:
+    """Whether the 2012 design table expects `passed` of this lab backend's test (True when it says nothing)."""
+    from authbench_lab.config import EXPECTED_CLUSTER_CHECKS
+
+    target = (results.config.get("targets") or {}).get(backend) or {}
+    expected = EXPECTED_CLUSTER_CHECKS.get(backend) if target.get("kind") == "lab" else None
+    if expected is None or index >= len(expected):
+        return True
+    return expected[index] == passed

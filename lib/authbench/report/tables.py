@@ -20,7 +20,7 @@ from authbench.results.table import (
     run_label,
 )
 
-from .findings import tps_range
+from .findings import design_expects, tps_range
 from .load import DONE, INCOMPLETE, Cell, Results
 
 PASS_MARK, FAIL_MARK = "○", "×"  # the 2012 report's marks
@@ -73,7 +73,7 @@ def run_tables(results: Results) -> list[Table]:
 def overview_table(results: Results) -> Table:
     """Backend × pattern → average TPS (2012's table 4-13); marked where a repetition had errors."""
     rows = []
-    marked = False
+    marked = ranged = False
     for backend, run in results.runs.items():
         averages = run.averages()
         row = [backend]
@@ -85,11 +85,12 @@ def overview_table(results: Results) -> Table:
             flag = summary.errors > 0
             marked |= flag
             spread = tps_range(results, backend, pattern)
+            ranged |= spread is not None
             shown = f" ({_tps(spread[0])}–{_tps(spread[1])})" if spread else ""
             row.append(_tps(summary.tps) + shown + (WEAK_MARK if flag else ""))
         rows.append(row)
-    notes = ["Average TPS (successful journeys per second) over each pattern's repetitions; in brackets the lowest "
-             "and highest repetition."]
+    notes = ["Average TPS (successful journeys per second) over each pattern's repetitions"
+             + ("; in brackets the lowest and highest repetition." if ranged else ".")]
     if marked:
         notes.append(f"{WEAK_MARK} errors in at least one repetition: TPS counts successful journeys only.")
     return Table("Average TPS", ["backend", *(f"{p} TPS" for p in results.patterns)], rows, notes=notes)
@@ -111,7 +112,7 @@ def checks_table(results: Results) -> Table | None:
         marks = []
         for index, test in enumerate(tests):
             mark = _mark(by_test.get(test))
-            if mark == FAIL_MARK and not _design_expects(results, backend, index, passed=True):
+            if mark == FAIL_MARK and not design_expects(results, backend, index, passed=True):
                 mark += EXPECTED_MARK
                 expected_seen = True
             marks.append(mark)
@@ -139,17 +140,6 @@ def checks_evidence_table(results: Results) -> Table | None:
     rows = [[backend, str(check.get("test", "?")), _mark(check), "; ".join(check.get("evidence") or [])]
             for backend, checks in results.checks.items() for check in checks]
     return Table("Cluster check evidence", ["backend", "test", "", "evidence"], rows, text=True) if rows else None
-
-
-def _design_expects(results: Results, backend: str, index: int, *, passed: bool) -> bool:
-    """Whether the 2012 design table expects `passed` of this lab backend's test (True when it says nothing)."""
-    from authbench_lab.config import EXPECTED_CLUSTER_CHECKS
-
-    target = (results.config.get("targets") or {}).get(backend) or {}
-    expected = EXPECTED_CLUSTER_CHECKS.get(backend) if target.get("kind") == "lab" else None
-    if expected is None or index >= len(expected):
-        return True
-    return expected[index] == passed
 
 
 def failures_table(results: Results) -> Table | None:
