@@ -9,7 +9,6 @@ never leaves a stale lock behind. `--force` loads anyway (and says so).
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
@@ -21,6 +20,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from .errors import CliError
+from .results.lock import try_lock
 
 LOCK_DIR_ENV = "AUTHBENCH_LOCK_DIR"  # where the lock files live (default: <tmp>/authbench-locks, machine-wide)
 
@@ -47,25 +47,17 @@ def target_lock(key: str, what: str, *, force: bool = False, lock_dir: Path | No
     """
     path = _path(key, lock_dir)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    held = False
+    note = json.dumps({"key": key, "what": what, "pid": os.getpid(), "since": time.time()})
+    fd, held_by = try_lock(path, note)
+    if held_by is not None and not force:
+        raise TargetBusy(f"{key} is already under load by {_describe(held_by)}; wait for it to end, or give "
+                         "--force to load it anyway")
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            held = True
-        except BlockingIOError:
-            if not force:
-                raise TargetBusy(f"{key} is already under load by {_holder(fd)}; wait for it to end, or give "
-                                 "--force to load it anyway") from None
-        if held:
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, json.dumps({"key": key, "what": what, "pid": os.getpid(), "since": time.time()}).encode(), 0)
         yield
     finally:
-        if held:
+        if fd >= 0:
             os.ftruncate(fd, 0)
-            fcntl.flock(fd, fcntl.LOCK_UN)
-        os.close(fd)
+            os.close(fd)  # closing drops the flock
 
 
 def holder(key: str, lock_dir: Path | None = None) -> dict | None:
@@ -73,16 +65,11 @@ def holder(key: str, lock_dir: Path | None = None) -> dict | None:
     path = _path(key, lock_dir)
     if not path.exists():
         return None
-    fd = os.open(path, os.O_RDWR)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return _read(fd)
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return None
-    finally:
+    fd, held_by = try_lock(path, "")
+    if held_by is None:
         os.close(fd)
+        return None
+    return _parse(held_by)
 
 
 def _path(key: str, lock_dir: Path | None) -> Path:
@@ -90,14 +77,14 @@ def _path(key: str, lock_dir: Path | None) -> Path:
     return Path(folder) / (hashlib.sha256(key.encode()).hexdigest()[:20] + ".lock")
 
 
-def _read(fd: int) -> dict:
+def _parse(note: str) -> dict:
     try:
-        return json.loads(os.pread(fd, 4096, 0) or b"{}")
+        return json.loads(note or "{}")
     except ValueError:
         return {}
 
 
-def _holder(fd: int) -> str:
-    data = _read(fd)
+def _describe(note: str) -> str:
+    data = _parse(note)
     since = time.strftime("%H:%M:%S", time.localtime(data["since"])) if "since" in data else "?"
     return f"{data.get('what', 'another authbench process')} (pid {data.get('pid', '?')}, since {since})"

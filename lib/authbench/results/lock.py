@@ -14,6 +14,24 @@ from pathlib import Path
 LOCK_FILE = ".lock"
 
 
+def try_lock(path: Path, note: str) -> tuple[int, str | None]:
+    """Open `path` and take its exclusive flock without waiting: (fd, None) holding it with `note` written
+    into the file, or (-1, the holder's note) when another process has it. Closing the fd releases it.
+
+    The one flock both locks use: a results folder's writer (FolderLock) and a target's load (targets_lock).
+    """
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        held_by = os.pread(fd, 4096, 0).decode(errors="replace")
+        os.close(fd)
+        return -1, held_by
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, note.encode(), 0)
+    return fd, None
+
+
 class FolderBusy(ValueError):
     """Another process is writing into the folder."""
 
@@ -27,16 +45,10 @@ class FolderLock:
 
     def acquire(self) -> FolderLock:
         """Take the lock now or raise FolderBusy; never waits (a second writer is a mistake, not a queue)."""
-        fd = os.open(self.folder / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
-            os.close(fd)
-            raise FolderBusy(f"{self.folder} is being written by another authbench process (pid {holder}); "
-                             "wait for it to end or choose another id") from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        fd, held_by = try_lock(self.folder / LOCK_FILE, f"{os.getpid()}\n")
+        if held_by is not None:
+            raise FolderBusy(f"{self.folder} is being written by another authbench process (pid "
+                             f"{held_by.strip()[:32] or '?'}); wait for it to end or choose another id")
         self._fd = fd
         return self
 
