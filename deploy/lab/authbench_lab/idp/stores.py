@@ -26,9 +26,9 @@ import time
 from typing import Protocol
 
 import redis
-from pymemcache.client.base import PooledClient
+from pymemcache.client.base import Client, PooledClient
 from pymemcache.client.hash import HashClient
-from pymemcache.exceptions import MemcacheError
+from pymemcache.exceptions import MemcacheError, MemcacheUnexpectedCloseError
 
 from ..config import NodeConfig
 
@@ -37,7 +37,7 @@ REPLICA_WAIT_MS = 200  # how long a write waits for the replica's acknowledgemen
 REPLICAS_REQUIRED = 1
 MEMCACHED_CONNECT_TIMEOUT = 0.5
 MEMCACHED_TIMEOUT = 1.0
-MEMCACHED_DEAD_RETRY = 5.0  # seconds a memcached marked dead stays out of the ring
+MEMCACHED_DEAD_RETRY = 5.0  # seconds a memcached marked dead stays out of the ring, then is tried again
 PURGE_EVERY = 500  # SQLite: purge expired rows about once per this many writes
 SQLITE_BUSY_MS = 5000
 
@@ -136,10 +136,55 @@ class ReplicatedRedisStore:
         self._replicated("delete", self._prefix + key)
 
 
+# What a command on a pooled connection raises when its server restarted since the connection was opened.
+STALE_CONNECTION_ERRORS = (MemcacheUnexpectedCloseError, BrokenPipeError, ConnectionResetError)
+
+
+class ReconnectingClient(Client):
+    """One memcached connection that, found closed by a restarted server, retries the command once on a new one.
+
+    Java memcached clients (Shibboleth's spymemcached among them) reconnect this way; without it every pooled
+    connection of every IdP worker answers one command after a restart with a miss or a lost write, and the
+    lab would log out users the real software keeps. A server still down refuses the new connection, so the
+    error reaches the caller as before. Every command the stores send (get, set, delete) is safe to repeat.
+    """
+
+    def _retrying(self, command, *args, **kwargs):
+        try:
+            return command(*args, **kwargs)
+        except STALE_CONNECTION_ERRORS:
+            self.close()
+            return command(*args, **kwargs)
+
+    def _fetch_cmd(self, *args, **kwargs):
+        return self._retrying(super()._fetch_cmd, *args, **kwargs)
+
+    def _store_cmd(self, *args, **kwargs):
+        return self._retrying(super()._store_cmd, *args, **kwargs)
+
+    def _misc_cmd(self, *args, **kwargs):
+        return self._retrying(super()._misc_cmd, *args, **kwargs)
+
+
+class ReconnectingHashClient(HashClient):
+    """pymemcache's consistent-hashing client, its connections `ReconnectingClient`s (re-added servers too)."""
+
+    client_class = ReconnectingClient
+
+    def _retry_dead(self) -> None:
+        # pymemcache looks at its dead servers at most once per dead_timeout, so a server could stay out of the
+        # ring for almost twice that; looking every time brings each back exactly MEMCACHED_DEAD_RETRY after
+        # it was marked dead, which is what failover analyses and tests can rely on.
+        self._last_dead_check_time = 0.0
+        super()._retry_dead()
+
+
 def _memcached_client(server: str) -> PooledClient:
     host, port = server.rsplit(":", 1)
-    return PooledClient((host, int(port)), connect_timeout=MEMCACHED_CONNECT_TIMEOUT, timeout=MEMCACHED_TIMEOUT,
-                        no_delay=True)
+    client = PooledClient((host, int(port)), connect_timeout=MEMCACHED_CONNECT_TIMEOUT, timeout=MEMCACHED_TIMEOUT,
+                          no_delay=True)
+    client.client_class = ReconnectingClient
+    return client
 
 
 class ShardedMemcachedStore:
@@ -149,7 +194,7 @@ class ShardedMemcachedStore:
 
     def __init__(self, servers: list[str], prefix: str) -> None:
         addresses = [(host, int(port)) for host, port in (s.rsplit(":", 1) for s in servers)]
-        self._client = HashClient(
+        self._client = ReconnectingHashClient(
             addresses, use_pooling=True, connect_timeout=MEMCACHED_CONNECT_TIMEOUT, timeout=MEMCACHED_TIMEOUT,
             retry_attempts=1, retry_timeout=1, dead_timeout=MEMCACHED_DEAD_RETRY, ignore_exc=True, no_delay=True,
         )
