@@ -29,7 +29,7 @@ from .results.recorder import SAMPLES_FILE, SUMMARY_FILE, Recorder, keep_cells, 
 from .results.summary import Summary, averages_by_pattern, summarize
 from .results.table import format_runs, run_label
 from .runner import CellResult, create_environment
-from .signals import Interrupted, note
+from .signals import Interrupted, StoppedByUser, note, stop_record
 from .users.journey import JourneyUser, RunContext
 
 DEFAULT_CELL_TIME_LIMIT = 3600.0  # seconds one pattern × repetition may take before it is cut short
@@ -154,7 +154,7 @@ def execute(
         try:
             extra = run_any(environment, plan, cell_time_limit=cell_time_limit)
             document.update(extra)
-        except Interrupted as exc:
+        except (Interrupted, StoppedByUser) as exc:
             _record_interruption(document, current, cells, exc, run_dir)
             recorder.write_summary(document)
             raise
@@ -175,13 +175,13 @@ def execute(
 
 
 def _record_interruption(document: dict[str, Any], current: dict[str, Any], cells: list[CellResult],
-                         exc: Interrupted, run_dir: Path) -> None:
-    """Mark the cell a signal cut off: its samples stay in samples.csv, it gets no summary entry."""
+                         exc: BaseException, run_dir: Path) -> None:
+    """Mark the cell a signal or the user cut off: its samples stay in samples.csv, it gets no summary entry."""
     cell = None
     if current and not any((c.pattern.label, c.repetition) == (current["pattern"], current["repetition"])
                            for c in cells):
         cell = dict(current)
-    document["interrupted"] = {"signal": exc.args[0], "at": time.time(), "cell": cell}
+    document["interrupted"] = {**stop_record(exc), "at": time.time(), "cell": cell}
     done = f"cell {run_label(cell['pattern'], cell['repetition'])} marked interrupted" if cell else "between cells"
     note(exc, f"{done}, {len(cells)} cell(s) finished in this run; results in {run_dir}")
 

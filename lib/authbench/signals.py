@@ -16,6 +16,8 @@ import sys
 import threading
 from collections.abc import Callable
 
+from greenlet import GreenletExit
+
 HANDLED = (signal.SIGINT, signal.SIGTERM)
 EXIT_BASE = 128  # the shell's convention: exit status of a process ended by signal N
 
@@ -34,6 +36,23 @@ class Interrupted(KeyboardInterrupt):
 
     def describe(self) -> str:
         return "; ".join([f"interrupted by {signal.Signals(self.signum).name}", *self.notes])
+
+
+class StoppedByUser(GreenletExit):
+    """A person stopped the run (the web UI's Stop, Locust's STOP button): raised into the run's greenlet, it ends
+    the run as a signal would, and the cell it cut is recorded as stopped by the user."""
+
+    def __init__(self, by: str) -> None:
+        super().__init__(by)
+        self.by = by
+
+
+def stop_record(exc: BaseException) -> dict[str, str | bool | None]:
+    """How summary.json's `interrupted` entry says what ended the run."""
+    if isinstance(exc, StoppedByUser):
+        return {"signal": None, "by": f"the user {exc.by}", "by_user": True}
+    name = exc.args[0] if exc.args else None
+    return {"signal": name, "by": f"signal {name}", "by_user": False}
 
 
 def note(exc: BaseException, text: str) -> None:

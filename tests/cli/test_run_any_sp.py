@@ -76,7 +76,7 @@ def test_run_through_pysaml2_sp_keeps_evidence_and_no_secret(lab, sp, tmp_path, 
     assert main(["report", str(run_dir)]) == 0
     report = (run_dir / "report.md").read_text()
     assert "## Failures" in report
-    assert f"| {sp.protected_url} | bad credentials | 6 | failures/bad-credentials-1.txt, " in report
+    assert f"| {sp.protected_url} | 3x6 | bad credentials | 6 | failures/bad-credentials-1.txt |" in report
 
 
 def test_expect_failing_in_the_preflight_is_one_line_with_the_fix(lab, sp, tmp_path, capsys):

@@ -11,7 +11,7 @@ import pytest
 
 from authbench.cli import main
 from authbench.report import ReportError, write_report
-from authbench.report.load import INCOMPLETE, clean_url, load
+from authbench.report.load import INCOMPLETE, STOPPED, clean_url, load
 from authbench_lab.config import EXPECTED_CLUSTER_CHECKS
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -87,6 +87,28 @@ def test_killed_run_shows_the_cut_cell_from_its_samples(tmp_path):
     target = json.loads((KILLED / "summary.json").read_text())["config"]["target"]
     assert f"| {target} | " in md and f"{complete[0].summary.tps:.2f} |" in md  # average leaves it out
     assert KILLED.name not in md.split("\n", 3)[3]  # labelled by its target, not its run id
+
+
+def test_a_cell_stopped_by_the_user_and_a_degraded_one_say_so_everywhere(tmp_path):
+    folder = tmp_path / "stopped"
+    shutil.copytree(KILLED, folder)
+    document = json.loads((folder / "summary.json").read_text())
+    document["interrupted"] = {"signal": None, "by": "the user from Locust's STOP button", "by_user": True,
+                               "at": document["started"] + 5, "cell": {"pattern": "4x10", "repetition": 2}}
+    document["cells"][0]["degraded"] = {"workers_lost": 1, "users_lost": 2, "journeys_lost": 3}
+    (folder / "summary.json").write_text(json.dumps(document))
+    _, md_path = write_report(folder, tmp_path / "out")
+    md = md_path.read_text()
+    results = load(folder)
+    [cut] = [c for c in results.cells if c.status == STOPPED]
+    assert (cut.pattern, cut.repetition) == ("4x10", 2) and not cut.counted
+    assert f"| 4x10 #2 (stopped by the user) | {int(cut.summary.tests)} |" in md
+    assert "4x10 #2 was stopped by the user; figures from its" in md and "Stopped by the user:" in md
+    first = document["cells"][0]
+    assert f"| {first['pattern']} #{first['repetition']} (degraded) |" in md  # the run's table …
+    overview = md.split("**Average TPS**", 1)[1].split("##", 1)[0]
+    assert "(degraded) | " in overview and "(degraded): a worker was lost" in overview  # … and the overview
+    assert "2x20 #1 is degraded: 1 worker(s) lost with 2 users and 3 journeys" in md
 
 
 def test_run_folder_without_resources_or_secrets_in_config(tmp_path):

@@ -232,6 +232,9 @@ def test_locusts_own_stop_ends_the_plan_and_reset_and_edit_are_refused(lab_env, 
     assert environment.runner.state == "stopped"
     document = json.loads((tmp_path / "results" / run_id / "summary.json").read_text())
     assert document["cells"] == [] and document["averages"] == {}  # the cut cell counts nowhere …
+    stopped_by = document["interrupted"]
+    assert stopped_by["by_user"] and "Locust's STOP button" in stopped_by["by"]  # … it is marked stopped …
+    assert stopped_by["cell"] == {"pattern": "2x300", "repetition": 1}
     rows = (tmp_path / "results" / run_id / "samples.csv").read_text().splitlines()
     assert len(rows) - 1 >= 5  # … and its journeys stay in the samples
     assert client.post("/stats/reset").status_code == 200  # no plan running: Locust's own again

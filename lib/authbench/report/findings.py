@@ -9,7 +9,7 @@ from __future__ import annotations
 from authbench.results.summary import SAMPLES_FOR_PERCENTILE
 from authbench.results.table import TPS_DECIMALS, run_label
 
-from .load import CUT_SHORT, INCOMPLETE, Results, threads_of
+from .load import CUT_SHORT, INCOMPLETE, STOPPED, Results, threads_of
 
 TIE_PCT = 5.0  # backends whose TPS differ by less than this (% of the lower) are called level
 CPU_SAMPLES_MIN = 5  # a CPU mean over fewer one-second readings than this is a rough figure
@@ -38,9 +38,10 @@ def caveats(results: Results) -> list[str]:
         out.append("No cell has been measured yet: there are no figures.")
     for cell in cells:
         where = f"{cell.backend} {run_label(cell.pattern, cell.repetition)}"
-        if cell.status == INCOMPLETE:
-            out.append(f"{where} is incomplete: the run stopped during it; figures from its "
-                       f"{int(cell.summary.tests)} measured samples, left out of averages.")
+        if cell.status in (INCOMPLETE, STOPPED):
+            why = "was stopped by the user" if cell.status == STOPPED else "is incomplete: the run stopped during it"
+            out.append(f"{where} {why}; figures from its {int(cell.summary.tests)} measured samples, "
+                       "left out of averages.")
         elif cell.status == CUT_SHORT:
             out.append(f"{where} was cut short by the cell time limit.")
         # The summary's own warnings, except the percentile ones: those are counted over all cells below.
@@ -48,7 +49,7 @@ def caveats(results: Results) -> list[str]:
         if cell.resources and cell.resources.get("generator_saturated"):
             out.append(f"{where}: the load generator was saturated (its CPU was the limit); the figures "
                        "understate what the servers can do.")
-    short = [c for c in cells if c.status != INCOMPLETE and 0 < c.summary.duration_s < SHORT_WINDOW_S]
+    short = [c for c in cells if c.counted and 0 < c.summary.duration_s < SHORT_WINDOW_S]
     if short:
         shortest = min(c.summary.duration_s for c in short)
         out.append(f"{len(short)} of {len(cells)} cells were measured for less than {SHORT_WINDOW_S:g} s (the "
@@ -91,7 +92,7 @@ def _averages(results: Results) -> dict[str, dict[str, float]]:
 
 def tps_range(results: Results, backend: str, pattern: str) -> tuple[float, float] | None:
     """(lowest, highest) TPS over a pattern's counted repetitions, or None with fewer than two."""
-    values = [c.summary.tps for c in results.runs[backend].cells if c.pattern == pattern and c.status != INCOMPLETE]
+    values = [c.summary.tps for c in results.runs[backend].cells if c.pattern == pattern and c.counted]
     return (min(values), max(values)) if len(values) > 1 else None
 
 

@@ -17,7 +17,7 @@ from authbench.results.recorder import CAMPAIGN_FILE, RUNS_DIR, SAMPLES_FILE, SU
 from authbench.results.sample import Sample
 from authbench.results.summary import Summary, average, split_runs, summarize
 
-DONE, CUT_SHORT, INCOMPLETE = "done", "cut short", "incomplete"
+DONE, CUT_SHORT, INCOMPLETE, STOPPED = "done", "cut short", "incomplete", "stopped by the user"
 
 
 class ReportError(Exception):
@@ -32,7 +32,7 @@ class Cell:
     pattern: str
     repetition: int
     summary: Summary
-    status: str = DONE  # DONE, CUT_SHORT (time limit) or INCOMPLETE (the run was killed during it)
+    status: str = DONE  # DONE, CUT_SHORT (time limit), INCOMPLETE (killed during it) or STOPPED (by a person)
     resources: dict[str, Any] | None = None
     degraded: dict[str, Any] | None = None  # a lost worker's users and journeys (distributed runs)
     open: dict[str, Any] | None = None  # an open-model level's rates, starts and two latencies (openmodel)
@@ -40,6 +40,16 @@ class Cell:
     @property
     def threads(self) -> int:
         return threads_of(self.pattern)
+
+    @property
+    def counted(self) -> bool:
+        """Whether its figures enter averages: not when the run ended during it (they are partial)."""
+        return self.status not in (INCOMPLETE, STOPPED)
+
+    @property
+    def remarks(self) -> str:
+        """What follows the cell's name in every table and plot: how it ended, if not normally, and a lost worker."""
+        return ("" if self.status == DONE else f" ({self.status})") + (" (degraded)" if self.degraded else "")
 
 
 @dataclass
@@ -56,7 +66,7 @@ class Run:
         """Pattern → average over its repetitions; incomplete cells are left out (their figures are partial)."""
         groups: dict[str, list[Summary]] = {}
         for cell in self.cells:
-            if cell.status != INCOMPLETE:
+            if cell.counted:
                 groups.setdefault(cell.pattern, []).append(cell.summary)
         return {pattern: average(items) for pattern, items in groups.items()}
 
@@ -166,11 +176,12 @@ def _run(folder: Path, backend: str) -> Run:
         status = DONE if entry.get("complete", True) else CUT_SHORT
         cells.append(Cell(backend, key[0], key[1], summary, status, entry.get("resources"), entry.get("degraded"),
                           entry.get("open")))
+    ended = doc.get("interrupted") or {}
     for (pattern, repetition), group in split_runs(samples).items():
-        if (pattern, repetition) not in listed:  # killed during this cell: its figures come from its samples
+        if (pattern, repetition) not in listed:  # the run ended during this cell: its figures come from its samples
             summary = summarize(group)
             summary.pattern, summary.repetition = pattern, repetition
-            cells.append(Cell(backend, pattern, repetition, summary, INCOMPLETE))
+            cells.append(Cell(backend, pattern, repetition, summary, STOPPED if ended.get("by_user") else INCOMPLETE))
     return Run(backend, folder, doc, cells, samples)
 
 

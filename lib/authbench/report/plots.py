@@ -19,7 +19,7 @@ from authbench.faults.table import shown
 from authbench.journeys.returning import LOST
 from authbench.results.sample import MEASURED, OK
 
-from .load import INCOMPLETE, Results, Run, threads_of
+from .load import Results, Run, threads_of
 from .tables import busiest
 
 WIDTH_IN = 11.0
@@ -50,7 +50,8 @@ def all_plots(results: Results) -> list[Plot]:
     colors = {b: COLORS[i % len(COLORS)] for i, b in enumerate(results.runs)}
     plots = [
         Plot("tps", "TPS against threads",
-             "Average TPS per pattern (line) and each repetition (dots; hollow: incomplete cell).",
+             "Average TPS per pattern (line) and each repetition (dots; hollow: incomplete or stopped, left out "
+             "of the average; triangle: degraded, a worker was lost).",
              _png(_tps(results, colors))),
         Plot("latency", "Mean and p99 response time against threads",
              "Averages over repetitions, successful journeys only.", _png(_latency(results, colors))),
@@ -98,8 +99,9 @@ def _tps(results: Results, colors: dict) -> Figure:
         line = sorted((threads_of(p), s.tps) for p, s in run.averages().items() if threads_of(p))
         ax.plot([x for x, _ in line], [y for _, y in line], "-o", color=colors[backend], label=backend)
         for cell in run.cells:
-            hollow = cell.status == INCOMPLETE
-            ax.scatter([cell.threads], [cell.summary.tps], s=18, alpha=0.6, zorder=3,
+            hollow = not cell.counted
+            ax.scatter([cell.threads], [cell.summary.tps], s=40 if cell.degraded else 18, alpha=0.6, zorder=3,
+                       marker="v" if cell.degraded else "o",
                        facecolors="none" if hollow else colors[backend], edgecolors=colors[backend])
     ax.set_ylabel("TPS (successful journeys/s)")
     ax.set_ylim(bottom=0)
@@ -178,13 +180,16 @@ def _warmup_spans(run: Run, origin: float) -> list[tuple[float, float]]:
 
 
 def _label_cells(ax: Axes, run: Run, origin: float) -> None:
-    """Name each measured cell above its samples, so a reader can tell the patterns apart."""
+    """Name each measured cell above its samples, so a reader can tell the patterns apart (and see which
+    were cut, stopped or degraded)."""
     firsts: dict[tuple[str, int], float] = {}
     for s in run.samples:
         if s.phase == MEASURED:
             firsts.setdefault((s.pattern, s.repetition), s.start - origin)
+    remarks = {(c.pattern, c.repetition): c.remarks for c in run.cells}
     for (pattern, repetition), x in firsts.items():
-        ax.annotate(f"{pattern} #{repetition}", (x, 1.0), xycoords=("data", "axes fraction"), xytext=(2, -10),
+        label = f"{pattern} #{repetition}{remarks.get((pattern, repetition), '')}"
+        ax.annotate(label, (x, 1.0), xycoords=("data", "axes fraction"), xytext=(2, -10),
                     textcoords="offset points", fontsize=FONT_SIZE - 2, color="0.3")
 
 

@@ -21,9 +21,10 @@ from authbench.results.table import (
 )
 
 from .findings import design_expects, tps_range
-from .load import DONE, INCOMPLETE, Cell, Results
+from .load import INCOMPLETE, STOPPED, Cell, Results, Run
 
 PASS_MARK, FAIL_MARK = "○", "×"  # the 2012 report's marks
+DEGRADED_MARK = " (degraded)"  # after an average with a degraded repetition
 EXPECTED_MARK = "*"  # after a ×: what the backend's design is expected to fail
 # format_count, format_ms and format_share are the terminal table's: the report prints figures the same way.
 WEAK_MARK = "†"  # a figure resting on too few samples, or on a cell with errors
@@ -52,11 +53,10 @@ def run_tables(results: Results) -> list[Table]:
         for pattern in results.patterns:
             cells = [c for c in run.cells if c.pattern == pattern]
             for cell in cells:
-                label = run_label(pattern, cell.repetition) + ("" if cell.status == DONE else f" ({cell.status})")
-                label += " (degraded)" if cell.degraded else ""
+                label = run_label(pattern, cell.repetition) + cell.remarks
                 label += " (not sustained)" if cell.open and not cell.open.get("sustained", True) else ""
                 rows.append([label, *_figures(cell.summary)])
-            counted = [c.summary for c in cells if c.status != INCOMPLETE]
+            counted = [c.summary for c in cells if c.counted]
             if len(counted) > 1:
                 strong.add(len(rows))
                 rows.append([f"{pattern} {AVERAGE_LABEL}", *_figures(average(counted))])
@@ -65,6 +65,9 @@ def run_tables(results: Results) -> list[Table]:
         if any(c.status == INCOMPLETE for c in run.cells):
             notes.insert(0, "Incomplete: the run was stopped during this cell; its figures come from the samples "
                          "it wrote and are left out of the average.")
+        if any(c.status == STOPPED for c in run.cells):
+            notes.insert(0, "Stopped by the user: someone stopped the run during this cell (the web UI's Stop or "
+                         "Locust's STOP button); its figures come from its samples and are left out of the average.")
         tables.append(Table(backend, ["", "Tests", "Errors", "Mean Test Time (ms)", "SD (ms)", "TPS", "Peak TPS",
                                       "p50 (ms)", "p99 (ms)"], rows, strong, notes))
     return tables
@@ -73,7 +76,7 @@ def run_tables(results: Results) -> list[Table]:
 def overview_table(results: Results) -> Table:
     """Backend × pattern → average TPS (2012's table 4-13); marked where a repetition had errors."""
     rows = []
-    marked = ranged = False
+    marked = ranged = degraded_seen = False
     for backend, run in results.runs.items():
         averages = run.averages()
         row = [backend]
@@ -87,12 +90,17 @@ def overview_table(results: Results) -> Table:
             spread = tps_range(results, backend, pattern)
             ranged |= spread is not None
             shown = f" ({_tps(spread[0])}–{_tps(spread[1])})" if spread else ""
-            row.append(_tps(summary.tps) + shown + (WEAK_MARK if flag else ""))
+            degraded = any(c.degraded for c in run.cells if c.pattern == pattern and c.counted)
+            degraded_seen |= degraded
+            row.append(_tps(summary.tps) + shown + (WEAK_MARK if flag else "") + (DEGRADED_MARK if degraded else ""))
         rows.append(row)
     notes = ["Average TPS (successful journeys per second) over each pattern's repetitions"
              + ("; in brackets the lowest and highest repetition." if ranged else ".")]
     if marked:
         notes.append(f"{WEAK_MARK} errors in at least one repetition: TPS counts successful journeys only.")
+    if degraded_seen:
+        notes.append(f"{DEGRADED_MARK.strip()}: a worker was lost during at least one repetition, with its users "
+                     "and journeys (see the findings).")
     return Table("Average TPS", ["backend", *(f"{p} TPS" for p in results.patterns)], rows, notes=notes)
 
 
@@ -143,23 +151,34 @@ def checks_evidence_table(results: Results) -> Table | None:
 
 
 def failures_table(results: Results) -> Table | None:
-    """Backend × failure reason: the measured journeys, and where the first failing ones were kept."""
+    """Backend × pattern × failure reason: measured journeys, and one failing journey's evidence to open."""
     rows = []
     for backend, run in results.runs.items():
         kept = run.document.get("failures") or {}
-        counts: dict[str, int] = {}
-        for cell in run.cells:
-            for reason, count in cell.summary.reasons.items():
-                counts[reason] = counts.get(reason, 0) + count
-        for reason in [*counts, *(r for r in kept if r not in counts)]:
-            paths = kept.get(reason, {}).get("examples", [])
-            examples = [_relative(run.folder / path, results.folder) for path in paths]
-            rows.append([backend, reason, str(counts.get(reason, 0)), ", ".join(examples) or "-"])
+        seen: set[str] = set()
+        for pattern in results.patterns:
+            counts: dict[str, int] = {}
+            for cell in run.cells:
+                if cell.pattern == pattern:
+                    for reason, count in cell.summary.reasons.items():
+                        counts[reason] = counts.get(reason, 0) + count
+            for reason, count in counts.items():
+                seen.add(reason)
+                rows.append([backend, pattern, reason, str(count), _example(kept, reason, run, results)])
+        for reason in kept:  # failed only during warm-up: no measured journey, but evidence
+            if reason not in seen:
+                rows.append([backend, "warm-up", reason, "0", _example(kept, reason, run, results)])
     if not rows:
         return None
-    notes = ["Measured journeys per reason; each example is a failing journey's trail (.txt) beside its last page "
-             "(.html, passwords, SAML messages and cookie values removed), warm-up included."]
-    return Table("Failures", ["backend", "reason", "journeys", "examples"], rows, notes=notes, text=True)
+    notes = ["Measured journeys per reason in each pattern (all repetitions). The example is the first failing "
+             "journey kept for that reason, warm-up included: its trail (.txt) beside its last page (.html, "
+             "passwords, SAML messages and cookie values removed); the folder holds a few more."]
+    return Table("Failures", ["backend", "pattern", "reason", "journeys", "example"], rows, notes=notes, text=True)
+
+
+def _example(kept: dict, reason: str, run: Run, results: Results) -> str:
+    paths = (kept.get(reason) or {}).get("examples") or []
+    return _relative(run.folder / paths[0], results.folder) if paths else "-"
 
 
 def _relative(path: Path, folder: Path) -> str:

@@ -20,6 +20,7 @@ from locust.env import Environment
 
 from ..errors import CliError
 from ..results.recorder import results_dir
+from ..signals import StoppedByUser
 from ..targets_lock import target_lock
 from .live import DONE, FAILED, STOPPED, LiveRun
 
@@ -39,7 +40,6 @@ class Launcher:
         self.prepare = prepare  # form → cli.run.PreparedRun, or CliError (cli.web_form.form_preparer)
         self.greenlet: gevent.Greenlet | None = None
         self._starting = False  # a start is checking its target: a second one must not slip in meanwhile
-        self._stopped_by = "from the web UI"
 
     @property
     def running(self) -> bool:
@@ -81,8 +81,7 @@ class Launcher:
         left out of summary.json, so of every average)."""
         if self.greenlet is None or self.greenlet.dead:
             return False
-        self._stopped_by = by
-        self.greenlet.kill(block=True, timeout=STOP_WAIT)
+        self.greenlet.kill(StoppedByUser(by), block=True, timeout=STOP_WAIT)
         return True
 
     def _run(self, run_dir: Path, prepared: Any, lock: ExitStack) -> None:
@@ -96,9 +95,9 @@ class Launcher:
                              cell_time_limit=prepared.cell_time_limit, say=log.info, environment=self.environment,
                              keep_failures=prepared.keep_failures)
             state, message = DONE, "" if report.complete else "a pattern repetition was cut short by the time limit"
-        except gevent.GreenletExit:
-            state, message = STOPPED, (f"stopped by the user {self._stopped_by}; finished repetitions are kept, "
-                                       "the interrupted one only in samples.csv")
+        except StoppedByUser as exc:
+            state, message = STOPPED, (f"stopped by the user {exc.by}; finished repetitions are kept, "
+                                       "the cell it cut only in samples.csv, marked stopped")
             raise
         except Exception as exc:  # a bug or a broken run: said on the page, logged in full
             log.exception("web UI run %s failed", run_dir.name)

@@ -2,9 +2,10 @@
 
 The results folder is the registry: a folder with a `summary.json` is a run, one with a `campaign.json`
 a campaign, whether `authbench run`, `compare` or this UI wrote it. A run whose `finished` is still null
-is *running* while its samples keep growing (so a CLI run shows up live here) and *interrupted* once
-they have been still for RUNNING_QUIET_S. Reports are built on demand, and two runs can be compared in
-one report (the report's "set of runs" layout, over links to the two folders).
+is *running* while its samples keep growing (so a CLI run shows up live here), *stopped* when a person
+stopped it (summary.json says so) and *interrupted* once its samples have been still for RUNNING_QUIET_S.
+Reports are built on demand, and two runs can be compared in one report (the report's "set of runs"
+layout, over links to the two folders).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from .campaign import read_json
 
 RUNNING_QUIET_S = 15.0  # an unfinished run whose samples.csv has not changed for this long was interrupted
 MAX_LISTED = 200  # newest first
-RUNNING, DONE, INTERRUPTED = "running", "done", "interrupted"
+RUNNING, DONE, STOPPED, INTERRUPTED = "running", "done", "stopped", "interrupted"
 
 
 def list_runs(results: Path, now: float | None = None) -> list[dict[str, Any]]:
@@ -47,6 +48,8 @@ def _run_row(folder: Path, now: float) -> dict[str, Any] | None:
     samples = folder / SAMPLES_FILE
     if document.get("finished"):
         state = DONE
+    elif (document.get("interrupted") or {}).get("by_user"):
+        state = STOPPED
     else:
         changed = samples.stat().st_mtime if samples.exists() else (document.get("started") or 0)
         state = RUNNING if now - changed < RUNNING_QUIET_S else INTERRUPTED
