@@ -27,7 +27,7 @@ from .patterns import Plan
 from .results.failures import DEFAULT_KEEP, FailureBudget, FailureKeeper, failures_section, format_failures
 from .results.recorder import SAMPLES_FILE, SUMMARY_FILE, Recorder, keep_cells, results_dir
 from .results.summary import Summary, averages_by_pattern, summarize
-from .results.table import format_runs, run_label
+from .results.table import CUT_SHORT_LABEL, format_runs, run_label
 from .runner import CellResult, create_environment
 from .signals import Interrupted, StoppedByUser, note, stop_record
 from .users.journey import JourneyUser, RunContext
@@ -118,8 +118,8 @@ def execute(
 
         def cell_done(cell: CellResult) -> None:
             summary = summarize(cell.samples)
-            label = run_label(cell.pattern.label, cell.repetition) + (" (degraded)" if cell.degraded else "") \
-                + open_report.label_suffix(cell)
+            label = run_label(cell.pattern.label, cell.repetition) + ("" if cell.complete else CUT_SHORT_LABEL) \
+                + (" (degraded)" if cell.degraded else "") + open_report.label_suffix(cell)
             summaries.append((label, summary))
             cells.append(cell)
             entry = {"pattern": cell.pattern.label, "repetition": cell.repetition, "complete": cell.complete,

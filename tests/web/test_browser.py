@@ -2,6 +2,8 @@
 
 One 2x20 run against the session lab, started from the form, watched until the Grinder table shows
 Tests = 40; the figures on the page must be those of the run's summary.json. Then the campaign tab.
+A second test: a CLI run followed live in "All runs" while the form is refused its busy target, Locust's
+own page mirroring the cells and its STOP button ending a plan, and foreign Host or Origin refused.
 """
 
 from __future__ import annotations
@@ -11,12 +13,15 @@ import os
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
 import pytest
 from campaign_data import expected_tps, make_campaign
 from playwright.sync_api import expect, sync_playwright
+
+from authbench_lab.config import password_for, username
 
 from ports import WEB
 
@@ -25,6 +30,7 @@ START_LIMIT = 60.0  # seconds for `authbench web` to answer
 RUN_LIMIT_MS = 120_000  # the 2x20 run, warm-up included, on a busy machine
 STEP_LIMIT_MS = 20_000  # any other wait on the page
 BACKEND = "stateless"
+WRONG_PASSWORD = "not-the-Password-1"
 
 
 def _get(url: str) -> bytes:
@@ -64,6 +70,10 @@ def web(lab, tmp_path):
     assert "Traceback" not in (tmp_path / "web.log").read_text()
 
 
+def _browser(playwright):
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+
+
 def _row(page, label: str, column: str):
     return page.locator(f'#grinder tr[data-label="{label}"] td[data-col="{column}"]')
 
@@ -71,7 +81,7 @@ def _row(page, label: str, column: str):
 def test_start_watch_and_read_a_run_in_chromium(web, tmp_path):
     base, results = web
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        browser = _browser(playwright)
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             page.set_default_timeout(STEP_LIMIT_MS)
@@ -130,6 +140,12 @@ def test_start_watch_and_read_a_run_in_chromium(web, tmp_path):
             with page.expect_popup() as popup:
                 row.locator("button").click()
             expect(popup.value.locator("h1")).to_contain_text("authbench report", timeout=RUN_LIMIT_MS)
+            with page.expect_popup() as popup:  # the campaign's report, rebuilt: a winner only beyond the spread
+                page.locator('#runs tr[data-run="campaign-1"] button').click()
+            findings = popup.value.locator("body")
+            expect(findings).to_contain_text("At 2 threads (2x20) stateless has the highest TPS")
+            expect(findings).to_contain_text("At 10 threads (10x20) stateless and memcached are level: their "
+                                             "repetitions overlap (stateless 40.00–44.00, memcached 38.00–45.00 TPS)")
             if os.environ.get("AUTHBENCH_SCREENSHOTS"):
                 page.screenshot(path=os.path.join(os.environ["AUTHBENCH_SCREENSHOTS"], "runs.png"), full_page=True)
         finally:
@@ -137,3 +153,106 @@ def test_start_watch_and_read_a_run_in_chromium(web, tmp_path):
     served = b"".join(_get(f"{base}{path}") for path in (
         "/authbench/api/state", "/authbench/api/campaign", "/", "/stats/requests", "/exceptions", "/logs"))
     assert b"pw-" not in served
+
+
+def _request(url: str, method: str = "GET", headers: dict[str, str] | None = None, body: bytes | None = None) -> int:
+    answer = urllib.request.Request(url, data=body, method=method, headers=headers or {})
+    try:
+        with urllib.request.urlopen(answer, timeout=10) as response:  # noqa: S310 (loopback, our own server)
+            return response.status
+    except urllib.error.HTTPError as exc:
+        return exc.code
+
+
+def _runs_row(page, run_id: str):
+    page.click("button[data-tab=runs]")
+    return page.locator(f'#runs tr[data-run="{run_id}"]')
+
+
+def test_cli_runs_live_busy_targets_locusts_page_and_foreign_requests_in_chromium(web, lab, tmp_path):
+    base, results = web
+    env = {**os.environ, "AUTHBENCH_LAB_DIR": str(lab.run_dir)}
+    good, bad = username(1, lab.users), username(2, lab.users)  # the second account's logins all fail
+    accounts = tmp_path / "accounts.csv"
+    accounts.write_text(f"{good},{password_for(good)}\n{bad},{WRONG_PASSWORD}\n")
+    command = [sys.executable, "-m", "authbench", "run", "--target", "lab:local", "--pattern", "2x300",
+               "--warmup", "2s", "--accounts-csv", str(accounts), "--results", str(results), "--run-id",
+               "from-the-cli"]
+    with sync_playwright() as playwright:
+        browser = _browser(playwright)
+        cli_run = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.set_default_timeout(STEP_LIMIT_MS)
+            page.goto(f"{base}/authbench/")
+            # The CLI's run shows up live in "All runs", and the form is refused its (busy) lab.
+            expect(_runs_row(page, "from-the-cli")).to_contain_text("running", timeout=RUN_LIMIT_MS)
+            page.click("button[data-tab=run]")
+            page.fill("#target", "lab:stateless")
+            page.fill("#pattern", "1x5")
+            page.fill("#warmup", "0")
+            page.click("#start")
+            expect(page.locator("#form-error")).to_contain_text("is already under load by authbench run")
+            expect(page.locator("#state")).to_have_text("idle")
+            assert cli_run.wait(timeout=RUN_LIMIT_MS / 1000) == 0, cli_run.stderr.read()
+            row = _runs_row(page, "from-the-cli")
+            expect(row).to_contain_text("done")
+            # Its report, built here, lists the failures' reason with an example to open.
+            with page.expect_popup() as popup:
+                row.locator("button").click()
+            report = popup.value
+            failures = report.locator("table").filter(has_text="reason")
+            expect(failures).to_contain_text("bad credentials")
+            failures.get_by_role("link").first.click()  # the trail, served as plain text
+            expect(report.locator("body")).to_contain_text("[IdP login POST]")
+            assert "/failures/bad-credentials-" in report.url and WRONG_PASSWORD not in report.content()
+            report.close()
+
+            # A run from the form, then Locust's own page: its "authbench cells" tab mirrors the Grinder row.
+            page.click("button[data-tab=run]")
+            page.fill("#pattern", "2x10")
+            page.click("#start")
+            expect(_row(page, "2x10 #1", "tests")).to_have_text("20", timeout=RUN_LIMIT_MS)
+            locust = browser.new_page(viewport={"width": 1280, "height": 800})
+            locust.set_default_timeout(STEP_LIMIT_MS)
+            locust.goto(f"{base}/")
+            locust.get_by_role("tab", name="authbench cells").click()
+            mirrored = locust.get_by_role("row").filter(has_text="2x10 #1")
+            expect(mirrored).to_contain_text("done")
+            expect(mirrored.get_by_role("cell").nth(2)).to_have_text("20")
+
+            # A long plan, stopped with Locust's STOP button: authbench's page says so at once and the
+            # cell it cut is marked stopped, in the runs list and the report.
+            page.fill("#pattern", "2x1000")
+            page.once("dialog", lambda dialog: dialog.accept())  # the estimate's confirmation, if asked
+            page.click("#start")
+            expect(page.locator("#state")).to_have_text("running")
+            run_id = json.loads(_get(f"{base}/authbench/api/state"))["run_id"]
+            deadline = time.monotonic() + STEP_LIMIT_MS / 1000
+            while json.loads(_get(f"{base}/stats/requests"))["state"] != "running":  # Locust's users spawned
+                assert time.monotonic() < deadline
+                time.sleep(0.1)
+            locust.reload()  # Locust's page polls its state only while it last saw users running
+            locust.get_by_role("button", name="STOP").click()
+            expect(page.locator("#state")).to_have_text("stopped")
+            expect(page.locator("#message")).to_contain_text("Locust's STOP button")
+            expect(page.locator('#grinder tr.stopped[data-label="2x1000 #1"]')).to_contain_text("stopped by the user")
+            expect(locust.get_by_role("row").filter(has_text="2x1000 #1")).to_contain_text("stopped by the user")
+            row = _runs_row(page, run_id)
+            expect(row).to_contain_text("stopped")
+            with page.expect_popup() as popup:
+                row.locator("button").click()
+            expect(popup.value.locator("body")).to_contain_text("stopped by the user", timeout=RUN_LIMIT_MS)
+            if os.environ.get("AUTHBENCH_SCREENSHOTS"):
+                locust.screenshot(path=os.path.join(os.environ["AUTHBENCH_SCREENSHOTS"], "locust.png"))
+                page.screenshot(path=os.path.join(os.environ["AUTHBENCH_SCREENSHOTS"], "stopped.png"), full_page=True)
+        finally:
+            if cli_run.poll() is None:
+                cli_run.kill()
+                cli_run.wait()
+            browser.close()
+    # What a browser cannot send: a foreign Host (DNS rebinding) and a cross-site start.
+    assert _request(f"{base}/authbench/api/state", headers={"Host": "evil.example:80"}) == 421
+    start = json.dumps({"target": "lab:stateless", "pattern": "1x1"}).encode()
+    assert _request(f"{base}/authbench/api/start", "POST", {"Content-Type": "application/json",
+                                                             "Origin": "http://evil.example"}, start) == 403

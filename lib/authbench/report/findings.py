@@ -43,7 +43,7 @@ def caveats(results: Results) -> list[str]:
             out.append(f"{where} {why}; figures from its {int(cell.summary.tests)} measured samples, "
                        "left out of averages.")
         elif cell.status == CUT_SHORT:
-            out.append(f"{where} was cut short by the cell time limit.")
+            out.append(f"{where} was cut short by the cell time limit; left out of averages.")
         # The summary's own warnings, except the percentile ones: those are counted over all cells below.
         out += [f"{where}: {w}" for w in cell.summary.warnings if not w.startswith(COUNTED_WARNINGS)]
         if cell.resources and cell.resources.get("generator_saturated"):

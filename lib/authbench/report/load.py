@@ -43,8 +43,8 @@ class Cell:
 
     @property
     def counted(self) -> bool:
-        """Whether its figures enter averages: not when the run ended during it (they are partial)."""
-        return self.status not in (INCOMPLETE, STOPPED)
+        """Whether its figures enter averages: not when the time limit, a signal or a person cut it (partial)."""
+        return self.status == DONE
 
     @property
     def remarks(self) -> str:

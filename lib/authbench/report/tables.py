@@ -41,6 +41,7 @@ class Table:
     notes: list[str] = field(default_factory=list)
     centered: bool = False  # marks (○/×) rather than numbers
     text: bool = False  # words (settings), left-aligned
+    links: set[int] = field(default_factory=set)  # columns of paths relative to the report, linked in HTML
 
 
 def run_tables(results: Results) -> list[Table]:
@@ -173,7 +174,8 @@ def failures_table(results: Results) -> Table | None:
     notes = ["Measured journeys per reason in each pattern (all repetitions). The example is the first failing "
              "journey kept for that reason, warm-up included: its trail (.txt) beside its last page (.html, "
              "passwords, SAML messages and cookie values removed); the folder holds a few more."]
-    return Table("Failures", ["backend", "pattern", "reason", "journeys", "example"], rows, notes=notes, text=True)
+    return Table("Failures", ["backend", "pattern", "reason", "journeys", "example"], rows, notes=notes, text=True,
+                 links={4})
 
 
 def _example(kept: dict, reason: str, run: Run, results: Results) -> str:

@@ -206,9 +206,14 @@ def average(summaries: list[Summary]) -> Summary:
 
 
 def averages_by_pattern(cells: Iterable[dict[str, Any]]) -> dict[str, Summary]:
-    """Pattern → average over its repetitions, from summary.json's cell entries (`pattern`, `summary`)."""
+    """Pattern → average over its repetitions, from summary.json's cell entries (`pattern`, `summary`).
+
+    A repetition cut short by the cell time limit (`complete` false) is left out: its counts are partial.
+    """
     by_pattern: dict[str, list[Summary]] = {}
     for cell in cells:
+        if not cell.get("complete", True):
+            continue
         by_pattern.setdefault(cell["pattern"], []).append(Summary.from_dict(cell["summary"]))
     return {pattern: average(items) for pattern, items in by_pattern.items()}
 

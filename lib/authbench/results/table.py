@@ -18,6 +18,7 @@ COLUMN_GAP = "  "
 MISSING = "-"
 ERROR_MARK = "*"
 AVERAGE_LABEL = "average"
+CUT_SHORT_LABEL = " (cut short)"  # after a repetition the cell time limit ended: shown, not averaged
 
 Column = tuple[str, Callable[[Summary], str]]
 
@@ -30,16 +31,18 @@ def run_label(pattern: str, repetition: int) -> str:
 def format_runs(rows: list[tuple[str, Summary]], *, show_warnings: bool = True) -> str:
     """One row per pattern × repetition, grouped by pattern, each group closed by its average row.
 
-    A group of a single repetition gets no average row (it would repeat the row). Warnings of the
-    repetitions follow the table, so a weak figure is never shown without its caveat.
+    A group of a single repetition gets no average row (it would repeat the row); a repetition labelled
+    CUT_SHORT_LABEL is not averaged. Warnings of the repetitions follow the table, so a weak figure is
+    never shown without its caveat.
     """
     lines_in: list[tuple[str, Summary]] = []
     group_ends: set[int] = set()  # a rule after each pattern's rows keeps the groups apart
     for pattern, group in _by_pattern(rows).items():
         lines_in.extend(group)
-        if len(group) > 1:
+        counted = [summary for label, summary in group if CUT_SHORT_LABEL not in label]
+        if len(counted) > 1:
             label = f"{pattern} {AVERAGE_LABEL}" if pattern else AVERAGE_LABEL
-            lines_in.append((label, average([summary for _, summary in group])))
+            lines_in.append((label, average(counted)))
         group_ends.add(len(lines_in) - 1)
     group_ends.discard(len(lines_in) - 1)
     columns = _run_columns()

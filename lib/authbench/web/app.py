@@ -8,7 +8,6 @@ Every route goes through Locust's `auth_required_if_enabled`, so `--web-login` g
 from __future__ import annotations
 
 import logging
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,14 +19,13 @@ from ..errors import CliError
 from ..names import is_safe_name
 from ..results.failures import FAILURES_DIR
 from . import guard as guards
-from . import runs
+from . import locust_page, runs
 from .campaign import campaign_view, report_path
 from .launch import DEFAULT_CELL_TIME_LIMIT, Launcher
 from .live import LiveRun
 
 PREFIX = "/authbench"
 STATIC_DIR = Path(__file__).parent / "static"
-SWARM_REFUSED = f"start runs from authbench's page ({PREFIX}/): exact patterns, warm-up and repetitions"
 DEFAULT_FORM = {"pattern": "2x1000,10x200,20x200", "warmup": "60s", "repeat": "3",
                 "cell_time_limit": DEFAULT_CELL_TIME_LIMIT}
 COMPARE_DIR = ".compare"  # under --results: reports comparing two runs (hidden: not a run itself)
@@ -65,16 +63,7 @@ def install(environment, results: Path, prepare: Callable[[dict[str, str]], Any]
     live = LiveRun()
     live.attach(environment.authbench.events)
     launcher = Launcher(environment, live, results, prepare)
-    # Locust's Download tab links to our page; its start dialog answers with a pointer to it.
-    web_ui.template_args["extended_csv_files"] = [
-        {"href": f"{PREFIX}/", "title": "authbench: start a plan, live Grinder table, last campaign"}]
-
-    def refuse_swarm() -> Response:
-        return jsonify({"success": False, "message": SWARM_REFUSED, "host": environment.host})
-
-    app.view_functions["locust.swarm"] = guard(refuse_swarm)
-    _take_over_locust_controls(app, launcher, guard)
-    web_ui.update_template_args = _without_our_argv(web_ui.update_template_args)
+    locust_page.adapt(environment, launcher, live, guard, PREFIX)
 
     @app.route(f"{PREFIX}")
     def to_page() -> Response:
@@ -200,59 +189,22 @@ def install(environment, results: Path, prepare: Callable[[dict[str, str]], Any]
             return jsonify({"ok": False, "message": "give two different runs (not campaigns)"}), 400
         return send_file(path, as_attachment=True, download_name=f"compare-{first}-{second}.html")
 
-    @app.route(f"{PREFIX}/failures/<run_id>/<name>")
+    @app.route(f"{PREFIX}/failures/<run_id>/<name>")  # the live page's links
+    @app.route(f"{PREFIX}/runs/<run_id>/failures/<name>")  # a run's report.html, served below, links these …
+    @app.route(f"{PREFIX}/runs/<run_id>/runs/<member>/failures/<name>")  # … and a campaign's, its runs' ones
     @guard
-    def failure_example(run_id: str, name: str) -> tuple[Response, int] | Response:
+    def failure_example(run_id: str, name: str, member: str = "") -> tuple[Response, int] | Response:
         """A kept failure's trail or page, always as plain text: a foreign SP's page never runs here."""
-        folder = results / run_id / FAILURES_DIR
-        if not (is_safe_name(run_id) and is_safe_name(name) and (folder / name).is_file()):
-            return jsonify({"ok": False, "message": f"no failure example {run_id}/{name}"}), 404
+        names = [run_id, name, *([member] if member else [])]
+        folder = results / run_id / (f"runs/{member}" if member else "") / FAILURES_DIR
+        if not (all(is_safe_name(n) for n in names) and (folder / name).is_file()):
+            return jsonify({"ok": False, "message": f"no failure example {'/'.join(names)}"}), 404
         response = send_from_directory(folder, name, mimetype="text/plain")
         response.headers["X-Content-Type-Options"] = "nosniff"
         response.headers["Content-Security-Policy"] = "sandbox"
         return response
 
     return launcher
-
-
-def _take_over_locust_controls(app, launcher: Launcher, guard: Callable) -> None:
-    """Locust's STOP stops the plan (the cell it cut is left out of every average); RESET and EDIT, which
-    would make Locust's figures and the plan's disagree, are refused while a plan runs."""
-    views = app.view_functions
-    locust_stop, locust_reset = views["locust.stop"], views["locust.reset_stats"]
-    locust_edit = views["locust.update_user"]
-
-    def stop() -> Any:
-        if launcher.stop(by="with Locust's STOP button"):
-            return jsonify({"success": True, "message": "authbench plan stopped; finished repetitions are kept"})
-        return locust_stop()
-
-    def refused(original: Callable[[], Any], what: str) -> Callable[[], Any]:
-        def view() -> Any:
-            if launcher.running:
-                message = f"{what} is off while an authbench plan runs: stop it on {PREFIX}/ (or with STOP) first"
-                return jsonify({"success": False, "message": message}), 409
-            return original()
-
-        return view
-
-    views["locust.stop"] = guard(stop)
-    views["locust.reset_stats"] = guard(refused(locust_reset, "resetting the statistics"))
-    views["locust.update_user"] = guard(refused(locust_edit, "changing the users"))
-
-
-def _without_our_argv(update: Callable[[], None]) -> Callable[[], None]:
-    """Locust's UI parses sys.argv with Locust's parser to list extra options: ours would make it exit."""
-
-    def wrapper() -> None:
-        saved = sys.argv[1:]
-        sys.argv[1:] = []
-        try:
-            update()
-        finally:
-            sys.argv[1:] = saved
-
-    return wrapper
 
 
 def _foreign(req) -> tuple[Response, int] | None:

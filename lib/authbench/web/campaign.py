@@ -83,8 +83,7 @@ def _averages(folder: Path, document: dict[str, Any], backend: str) -> dict[str,
         return {}
     summary = read_json(run / SUMMARY_FILE) or {}
     return averages_by_pattern(cell for cell in summary.get("cells") or []
-                               if cell.get("complete", True) and isinstance(cell.get("summary"), dict)
-                               and "pattern" in cell)
+                               if isinstance(cell.get("summary"), dict) and "pattern" in cell)
 
 
 def read_json(path: Path) -> dict[str, Any] | None:

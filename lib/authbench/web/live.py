@@ -40,6 +40,7 @@ class LiveRun:
         self.finished: float | None = None
         self._reset_cell(None, 0, "")
         self.cells: list[dict[str, Any]] = []  # finished cells: label, pattern, repetition, complete, summary
+        self.stopped_cell: dict[str, Any] | None = None  # the cell a person stopped, left out of every average
         self._summaries: dict[str, list[Summary]] = {}
         self.done = {WARMUP: 0, MEASURED: 0}
         self.reasons: dict[str, Counter[str]] = {WARMUP: Counter(), MEASURED: Counter()}
@@ -62,6 +63,10 @@ class LiveRun:
         self.state, self.run_id, self.target, self.plan, self.started = RUNNING, run_id, target, plan, time.time()
 
     def end(self, state: str, message: str = "") -> None:
+        if state == STOPPED and self.pattern is not None and self.phase:  # the cell a person cut: shown, not counted
+            self.stopped_cell = {"label": run_label(self.pattern.label, self.repetition), "pattern": self.pattern.label,
+                                 "repetition": self.repetition, "kind": "stopped",
+                                 "summary": summarize(self.cell_samples).to_dict() if self.cell_samples else None}
         self.state, self.message, self.finished = state, message, time.time()
         self.phase = ""
 
@@ -133,6 +138,8 @@ class LiveRun:
             if len(summaries) > 1:
                 rows.append({"label": f"{pattern} average", "pattern": pattern, "kind": "average",
                              "summary": average(summaries).to_dict()})
+        if self.stopped_cell:
+            rows.append(self.stopped_cell)
         running = None
         if self.pattern is not None and self.phase:
             running = {"label": run_label(self.pattern.label, self.repetition), "pattern": self.pattern.label,

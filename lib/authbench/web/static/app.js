@@ -38,7 +38,8 @@ function grinderRow(row) {
   const tr = document.createElement("tr");
   tr.className = row.kind + (row.complete === false ? " cut" : "");
   tr.dataset.label = row.label;
-  cell(tr, row.kind === "running" ? `${row.label} (running)` : row.label);
+  const remark = { running: " (running)", stopped: " (stopped by the user)" }[row.kind] || "";
+  cell(tr, row.label + remark);
   for (const [key, format] of FIGURES) {
     cell(tr, row.summary ? format(row.summary[key]) : "-", { "data-col": key });
   }
