@@ -68,3 +68,14 @@ def test_saturation_is_the_generator_using_its_core_not_waiting_for_one():
     assert flag(97.0, 2.0) is True  # CPU-bound: more load needs another generator process
     assert flag(40.0, 58.0) is False  # starved by the servers it shares the machine with
     assert summarize_readings(_readings(40.0, 58.0), {GENERATOR: 7}, 10, 1.0)["generator_waiting_pct"] == 58.0
+
+
+def test_a_few_milliseconds_at_a_cell_edge_do_not_decide_its_cpu():
+    """A reading covering 5 ms where the kernel's 10 ms accounting charged one tick reads 200 %: weighted by the
+    time it covers, it barely moves the mean, and it is no maximum."""
+    full = [Reading(float(t), MEASURED, GENERATOR, 30.0, 0.3, 1 << 20, {7: 30.0}, {7: 0.0}, 1.0) for t in range(3)]
+    edge = Reading(3.005, MEASURED, GENERATOR, 200.0, 0.01, 1 << 20, {7: 200.0}, {7: 0.0}, 0.005)
+    summary = summarize_readings([*full, edge], {GENERATOR: 7}, 10, 1.0)
+    part = summary["components"][GENERATOR]
+    assert part["cpu_pct_mean"] == 30.3 and part["cpu_pct_max"] == 30.0  # unweighted: 72.5 and 200
+    assert summary["generator_saturated"] is False

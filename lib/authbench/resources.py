@@ -33,6 +33,7 @@ GENERATOR_SATURATED_PCT = 90.0  # one generator process (gevent: one core at mos
 RESOURCES_FILE = "resources.csv"
 COLUMNS = ("time", "pattern", "repetition", "phase", "component", "pid", "cpu_pct", "rss_bytes")
 MIB = 1024 * 1024
+FULL_INTERVAL_SHARE = 0.5  # a reading covering less than this share of an interval is left out of maxima
 
 
 @dataclass
@@ -45,6 +46,7 @@ class Reading:
     rss_bytes: int
     per_process_pct: dict[int, float]
     per_process_waiting_pct: dict[int, float] = field(default_factory=dict)  # generator only: runnable, no core
+    seconds: float = 0.0  # the wall time this reading covers (0: unknown, counted as one interval)
 
 
 def _process_tree(pid: int) -> list[psutil.Process]:
@@ -155,7 +157,7 @@ class ResourceSampler:
             if self._file.closed:
                 return
             for name, root in self.components.items():
-                cpu_pct = cpu_s = 0.0
+                cpu_pct = cpu_s = seconds = 0.0
                 rss = 0
                 per_process: dict[int, float] = {}
                 for process in _process_tree(root):
@@ -170,10 +172,12 @@ class ResourceSampler:
                         continue
                     used = max(0.0, total - previous[1])
                     cpu_s += used
+                    seconds = max(seconds, now - previous[0])
                     per_process[process.pid] = 100.0 * used / (now - previous[0])
                 cpu_pct = sum(per_process.values())
                 waiting = self._waiting(per_process) if name == GENERATOR else {}
-                self._readings.append(Reading(now, self.phase, name, cpu_pct, cpu_s, rss, per_process, waiting))
+                self._readings.append(Reading(now, self.phase, name, cpu_pct, cpu_s, rss, per_process, waiting,
+                                              seconds))
                 self._writer.writerow((f"{now:.3f}", self.pattern, self.repetition, self.phase, name, root,
                                        f"{cpu_pct:.1f}", rss))
             self._file.flush()
@@ -214,8 +218,8 @@ def summarize_readings(readings: list[Reading], components: dict[str, int], jour
         cpu_s = sum(r.cpu_s for r in rows)
         summary[name] = {
             "pid": pid,
-            "cpu_pct_mean": round(sum(r.cpu_pct for r in rows) / len(rows), 1),
-            "cpu_pct_max": round(max(r.cpu_pct for r in rows), 1),
+            "cpu_pct_mean": round(_weighted_mean([(r.cpu_pct, r.seconds) for r in rows]), 1),
+            "cpu_pct_max": round(max(r.cpu_pct for r in _full_intervals(rows, interval)), 1),
             "cpu_s": round(cpu_s, 3),
             "rss_mib_mean": round(sum(r.rss_bytes for r in rows) / len(rows) / MIB, 1),
             "rss_mib_max": round(max(r.rss_bytes for r in rows) / MIB, 1),
@@ -226,14 +230,31 @@ def summarize_readings(readings: list[Reading], components: dict[str, int], jour
             "generator_waiting_pct": round(_busiest(readings, "per_process_waiting_pct"), 1)}
 
 
+def _weighted_mean(values: list[tuple[float, float]]) -> float:
+    """Mean of (percentage, seconds covered) pairs, weighted by time.
+
+    The readings at a cell's or phase's edges cover a few milliseconds, where the kernel's 10 ms CPU
+    accounting makes a percentage of 0 or several hundred; an unweighted mean let them decide short cells.
+    """
+    weights = [seconds if seconds > 0 else 1.0 for _, seconds in values]
+    total = sum(weights)
+    return sum(pct * weight for (pct, _), weight in zip(values, weights, strict=True)) / total if total else 0.0
+
+
+def _full_intervals(rows: list[Reading], interval: float) -> list[Reading]:
+    """The readings that cover at least half an interval (for maxima), or all when none does."""
+    full = [r for r in rows if r.seconds == 0 or r.seconds >= interval * FULL_INTERVAL_SHARE]
+    return full or rows
+
+
 def _busiest(readings: list[Reading], field_name: str) -> float:
-    """The highest mean, over the generator's processes, of one per-process percentage."""
-    per_pid: dict[int, list[float]] = {}
+    """The highest time-weighted mean, over the generator's processes, of one per-process percentage."""
+    per_pid: dict[int, list[tuple[float, float]]] = {}
     for reading in readings:
         if reading.component == GENERATOR:
             for pid, pct in getattr(reading, field_name).items():
-                per_pid.setdefault(pid, []).append(pct)
-    return max((sum(values) / len(values) for values in per_pid.values()), default=0.0)
+                per_pid.setdefault(pid, []).append((pct, reading.seconds))
+    return max((_weighted_mean(values) for values in per_pid.values()), default=0.0)
 
 
 def lab_components(state: dict, backend: str) -> dict[str, int]:
