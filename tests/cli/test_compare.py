@@ -27,6 +27,7 @@ def test_campaign_runs_checks_then_cells_with_resources(lab, tmp_path, capsys):
                         "--repeat", "2", "--results", str(tmp_path), "--campaign-id", "c"))
     out = capsys.readouterr().out
     assert code == 0, out
+    assert "local: preflight: one login as user000: logged in" in out and "[IdP login POST]" not in out  # no trail
     document = json.loads((tmp_path / "c" / "campaign.json").read_text())
     assert document["finished"] is not None
     for backend in ("local", "terracotta"):

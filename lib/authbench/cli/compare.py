@@ -364,8 +364,8 @@ def _target_run(args, target, plan, lab_config, verify, timeout, cell_limit, pro
         target=target.url, accounts=picker, verify=verify, timeout=timeout, login_form="auto", username_field=None,
         password_field=None, reuse_session=bool(faults), new_connection=False, virtual_sp=False,
         verify_signature=False, idp_cert=None, rule=rule, pace=fault_options.pace(args))
-    check = preflight(settings)  # before any load: one whole login, every hop shown
-    for line in check.lines():
+    check = preflight(settings)  # before any load: one whole login; every hop shown only when it failed
+    for line in check.lines() if not check.ok else [f"preflight: one login as {check.account}: logged in"]:
         say(f"{target.name}: {line}")
     problem = check.problem()
     if problem:
