@@ -225,3 +225,13 @@ def test_duration_holds_against_a_server_that_never_answers(capsys):
     out = capsys.readouterr().out
     assert elapsed < 15, elapsed  # bounded by -d plus a second's grace, not by the 30 s operation timeout
     assert totals(out)[0] == 0  # nothing answered: no operation counted, no latency made up
+
+
+@pytest.mark.parametrize("given", [["-w", "s3cret"], ["-ws3cret"], ["--bindPassword", "s3cret"],
+                                   ["--bindPassword=s3cret"], ["--bindPass", "s3cret"]])
+def test_workers_get_the_password_through_their_environment_not_their_command_line(given):
+    from authbench.cli.authrate import PASSWORD_ENV, worker_argv
+
+    argv, env = worker_argv(["-D", "uid=x", *given, "--workers", "3", "-c", "3", "--workers=2"], "s3cret")
+    assert argv == ["-D", "uid=x", "-c", "3", "-w:env", PASSWORD_ENV] and env == {PASSWORD_ENV: "s3cret"}
+    assert worker_argv(["-w:file", "f", "--workers", "2"], None) == (["-w:file", "f"], {})

@@ -17,6 +17,7 @@ from pathlib import Path
 
 EXIT_ARGUMENTS = 89  # authrate: an error occurred while parsing the command-line arguments
 PROG = "authbench authrate"
+PASSWORD_ENV = "AUTHBENCH_AUTHRATE_BIND_PASSWORD"  # how --workers hand -w's password to their processes
 SCOPES = ("base", "one", "sub", "subordinates")
 DEREF = ("never", "always", "search", "find")
 DEFAULT_INTERVAL_S = 5.0
@@ -197,17 +198,36 @@ def main(argv: Sequence[str]) -> int:
     if args.workers == 1:
         return authrate_run.run(plan, limits, endpoint, csv=args.scriptFriendly, percentiles=percentiles)
     table = Table(authrate_run.say, args.scriptFriendly, percentiles, None if limits.keep_open else endpoint.port)
-    outcome = workers.run_workers(_without_workers(argv), limits, endpoint, table, args.workers)
+    child_argv, child_env = worker_argv(argv, args.bindPassword)
+    outcome = workers.run_workers(child_argv, limits, endpoint, table, args.workers, child_env)
     return authrate_run.finish(outcome, limits, args.scriptFriendly)
 
 
-def _without_workers(argv: Sequence[str]) -> list[str]:
+def worker_argv(argv: Sequence[str], password: str | None) -> tuple[list[str], dict[str, str]]:
+    """The workers' arguments and extra environment: the parent's without --workers, and a -w password moved
+    into the environment (PASSWORD_ENV), so no worker's command line shows it to `ps`."""
     out, skip = [], False
     for item in argv:
         if skip:
             skip = False
-        elif item == "--workers":
-            skip = True
-        elif not item.startswith("--workers="):
+            continue
+        dropped, value_follows = _dropped_for_workers(item)
+        if dropped:
+            skip = value_follows
+        else:
             out.append(item)
-    return out
+    if password is None:
+        return out, {}
+    return [*out, "-w:env", PASSWORD_ENV], {PASSWORD_ENV: password}
+
+
+def _dropped_for_workers(item: str) -> tuple[bool, bool]:
+    """(`item` is --workers or a literal password option, its value is the next item)."""
+    if item.startswith("--"):
+        name, equals, _ = item.partition("=")
+        literal_password = len(name) >= len("--bindP") and "--bindPassword".startswith(name)  # argparse abbreviates
+        dropped = name == "--workers" or literal_password
+        return dropped, dropped and not equals
+    if item.startswith("-w") and not item.startswith("-w:"):  # -w VALUE or -wVALUE, not -w:env / -w:file
+        return True, item == "-w"
+    return False, False

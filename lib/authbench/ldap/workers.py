@@ -8,6 +8,7 @@ histograms HDR-encoded, merged exactly. The parent prints the table on its own c
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from collections import Counter
@@ -76,11 +77,14 @@ def _counts(message: dict) -> Counts:
     return Counts(message["ops"], message["errors"], message["total_ms"], histogram)
 
 
-def run_workers(argv: Sequence[str], limits: Limits, endpoint: Endpoint, table: Table, workers: int) -> Outcome:
-    """The parent's side: start the workers, merge their counts into the table every `-i` seconds."""
+def run_workers(argv: Sequence[str], limits: Limits, endpoint: Endpoint, table: Table, workers: int,
+                env: dict[str, str] | None = None) -> Outcome:
+    """The parent's side: start the workers (`env` added to theirs), merge their counts into the table every
+    `-i` seconds."""
     command = [sys.executable, "-m", "authbench", "authrate", *argv]
+    environment = {**os.environ, **(env or {})}
     children = [subprocess.Popen([*command, SLOT_OPTION, f"{slot}/{workers}"], stdin=subprocess.PIPE,
-                                 stdout=subprocess.PIPE, text=True) for slot in range(workers)]
+                                 stdout=subprocess.PIPE, text=True, env=environment) for slot in range(workers)]
     box, ends = [Counts()], []  # box[0]: the counts since the last row
     try:
         with gevent.Timeout(START_LIMIT_S, RuntimeError("the workers did not start")):
