@@ -18,6 +18,7 @@ from authbench.results.recorder import (
     SAMPLES_FILE,
     SUMMARY_FILE,
     Recorder,
+    header_problem,
     new_run_id,
     read_samples,
     results_dir,
@@ -132,8 +133,10 @@ def test_not_a_samples_file(tmp_path: Path) -> None:
     path.write_text("a,b\n1,2\n")
     with pytest.raises(ValueError, match="missing columns"):
         list(read_samples(path))
-    with pytest.raises(ValueError, match="differs"):
+    assert "are not authbench's" in header_problem(path)  # what resuming such a folder says
+    with pytest.raises(ValueError, match="use a new run directory"):
         Recorder(tmp_path)  # nor appends to one
+    assert path.read_text() == "a,b\n1,2\n"  # untouched
 
 
 def test_reopening_after_a_kill_cuts_the_partial_line_and_appends(tmp_path: Path) -> None:
@@ -249,3 +252,16 @@ def test_files_without_the_later_columns_are_read(tmp_path: Path) -> None:
                     "1795264764.125,12.5,0,0,ok,,measured,10x200,1,user0000\n")
     [old] = read_samples(path)
     assert (old.account, old.detail, old.session) == ("user0000", "", "")
+
+
+def test_appending_to_a_file_of_an_older_layout_brings_it_to_todays(tmp_path: Path) -> None:
+    """A run resumed after an upgrade: its old rows keep their values, the new columns empty, one header."""
+    path = write_rows(tmp_path, [sample(0), sample(1)])
+    rows = path.read_text().splitlines()
+    old_width = COLUMNS.index("detail")  # the layout before `detail` and `session`
+    path.write_text("".join(",".join(row.split(",")[:old_width]) + "\n" for row in rows))
+    write_rows(tmp_path, [sample(2)])
+    lines = path.read_text().splitlines()
+    assert lines[0] == ",".join(COLUMNS) and len(lines) == 4
+    assert [s.iteration for s in read_samples(path)] == [0, 1, 2]
+

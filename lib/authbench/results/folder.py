@@ -78,7 +78,7 @@ def resume_mismatch(path: Path, plan: dict, target: str) -> str | None:
     """
     import json
 
-    from .recorder import SUMMARY_FILE
+    from .recorder import SAMPLES_FILE, SUMMARY_FILE, header_problem
 
     try:
         document = json.loads((Path(path) / SUMMARY_FILE).read_text())
@@ -92,7 +92,7 @@ def resume_mismatch(path: Path, plan: dict, target: str) -> str | None:
     if stored_plan != plan:
         return (f"{path} was run with {stored_plan}, not {plan}; resume with the same --pattern, --warmup "
                 "and --repeat")
-    return None
+    return header_problem(Path(path) / SAMPLES_FILE)
 
 
 def abandon(path: Path, lock: FolderLock) -> None:

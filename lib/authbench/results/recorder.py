@@ -74,8 +74,10 @@ class Recorder:
         if self._file.tell() == 0:
             self._writer.writerow(COLUMNS)
             self._file.flush()
-        else:
-            _check_header(self.samples_path)
+        elif upgrade_header(self.samples_path):
+            self._file.close()  # the file was replaced: append to the new one
+            self._file = self.samples_path.open("a", newline="", encoding="utf-8")
+            self._writer = csv.writer(self._file, lineterminator="\n")
 
     def record(self, sample: Sample) -> None:
         """Append one row and hand it to the OS before returning, so a killed process loses nothing."""
@@ -259,12 +261,38 @@ def _parse(row: list[str], index: dict[str, int], path: Path, line: int) -> Samp
         raise ValueError(f"{path}:{line}: bad sample row {row!r}: {e}") from e
 
 
-def _check_header(path: Path) -> None:
-    """Refuse to append to a file whose columns differ: one file, one layout."""
+def header_problem(path: Path) -> str | None:
+    """Why rows of today's layout cannot be appended to `path`, or None (also when it is missing or older)."""
+    try:
+        with path.open(newline="", encoding="utf-8") as f:
+            header = next(csv.reader(f), None)
+    except FileNotFoundError:
+        return None
+    if header is None or list(COLUMNS[:len(header)]) == header:
+        return None
+    return f"{path}: its columns {header} are not authbench's ({', '.join(COLUMNS)}); use a new run directory"
+
+
+def upgrade_header(path: Path) -> bool:
+    """Bring a samples file written by an older authbench (today's columns, fewer at the end) to today's
+    layout, the new columns empty, so a resumed run appends rows of one layout; True when it was rewritten.
+    Refuses (ValueError) a file whose columns are not authbench's: one file, one layout."""
+    problem = header_problem(path)
+    if problem:
+        raise ValueError(problem)
     with path.open(newline="", encoding="utf-8") as f:
-        header = next(csv.reader(f), None)
-    if header != list(COLUMNS):
-        raise ValueError(f"{path}: existing header {header} differs from {list(COLUMNS)}; use a new run directory")
+        rows = csv.reader(f)
+        header = next(rows, None)
+        if header is None or len(header) == len(COLUMNS):
+            return False
+        missing = [""] * (len(COLUMNS) - len(header))
+        partial = path.with_name(path.name + ".upgrading")
+        with partial.open("w", newline="", encoding="utf-8") as out:
+            writer = csv.writer(out, lineterminator="\n")
+            writer.writerow(COLUMNS)
+            writer.writerows([*row, *missing] for row in rows)
+    os.replace(partial, path)  # whole or not at all
+    return True
 
 
 def _ends_with_newline(path: Path) -> bool:
