@@ -79,3 +79,26 @@ def test_a_few_milliseconds_at_a_cell_edge_do_not_decide_its_cpu():
     part = summary["components"][GENERATOR]
     assert part["cpu_pct_mean"] == 30.3 and part["cpu_pct_max"] == 30.0  # unweighted: 72.5 and 200
     assert summary["generator_saturated"] is False
+
+
+def test_a_server_the_generator_started_is_not_counted_as_the_generator(tmp_path):
+    """`compare` starts its own lab: the lab's servers are the generator's children, but their CPU is theirs."""
+    spin = f"import time\nend = time.time() + {BUSY_SECONDS}\nwhile time.time() < end: pass"
+    parent = subprocess.Popen([sys.executable, "-c", "import subprocess, sys\n"
+                               f"server = subprocess.Popen([sys.executable, '-c', {spin!r}])\n"
+                               "print(server.pid, flush=True)\nserver.wait()"], stdout=subprocess.PIPE, text=True)
+    try:
+        server = int(parent.stdout.readline())
+        sampler = ResourceSampler({GENERATOR: parent.pid, "server": server}, tmp_path / "r.csv", interval=0.2,
+                                  not_generator=frozenset({server}))
+        sampler.cell_start(Pattern(1, 1), 1, warmup_s=0)
+        sampler.start()
+        sampler.measuring(Pattern(1, 1), 1)
+        time.sleep(1.5)
+        summary = sampler.cell_summary()
+        sampler.stop()
+    finally:
+        parent.kill()
+        parent.wait()
+    parts = summary["components"]
+    assert parts["server"]["cpu_pct_mean"] > 20 and parts[GENERATOR]["cpu_pct_mean"] < 10, parts

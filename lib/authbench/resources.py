@@ -49,12 +49,22 @@ class Reading:
     seconds: float = 0.0  # the wall time this reading covers (0: unknown, counted as one interval)
 
 
-def _process_tree(pid: int) -> list[psutil.Process]:
+def _process_tree(pid: int, prune: frozenset[int] = frozenset()) -> list[psutil.Process]:
+    """A process and its descendants, without the subtrees rooted at a `prune` pid."""
     try:
-        root = psutil.Process(pid)
-        return [root, *root.children(recursive=True)]
+        tree = [psutil.Process(pid)]
     except psutil.Error:
         return []
+    stack = [tree[0]]
+    while stack:
+        try:
+            children = stack.pop().children()
+        except psutil.Error:  # ended while walking
+            continue
+        kept = [child for child in children if child.pid not in prune]
+        tree += kept
+        stack += kept
+    return tree
 
 
 def _waiting_ns(pid: int) -> int | None:
@@ -85,6 +95,9 @@ class ResourceSampler:
 
     components: dict[str, int]  # name → pid of the component's root process
     csv_path: Path
+    # Servers started by the generator's own process (a lab `compare` brought up) are its children, yet
+    # not the generator: their subtrees are left out of its tree (lab_pids).
+    not_generator: frozenset[int] = frozenset()
     interval: float = SAMPLE_INTERVAL_S
     pattern: str = ""
     repetition: int = 0
@@ -160,7 +173,7 @@ class ResourceSampler:
                 cpu_pct = cpu_s = seconds = 0.0
                 rss = 0
                 per_process: dict[int, float] = {}
-                for process in _process_tree(root):
+                for process in _process_tree(root, self.not_generator if name == GENERATOR else frozenset()):
                     reading = _cpu_and_rss(process)
                     if reading is None:
                         continue
@@ -266,3 +279,8 @@ def lab_components(state: dict, backend: str) -> dict[str, int]:
             components[short] = entry["pid"]
     components[GENERATOR] = os.getpid()
     return components
+
+
+def lab_pids(state: dict) -> frozenset[int]:
+    """The root pid of every component of a lab (every cluster), for ResourceSampler.not_generator."""
+    return frozenset(entry["pid"] for entry in state.get("components", {}).values() if entry.get("pid"))

@@ -351,7 +351,7 @@ def _target_run(args, target, plan, lab_config, verify, timeout, cell_limit, pro
     from ..campaign import TargetRun
     from ..cluster_checks import Account
     from ..faults.execute import FaultSchedule
-    from ..resources import GENERATOR, RESOURCES_FILE, ResourceSampler, lab_components
+    from ..resources import GENERATOR, RESOURCES_FILE, ResourceSampler, lab_components, lab_pids
     from ..users.saml import SAMLSettings, SAMLUser, preflight
 
     rule = success_rule(args)
@@ -378,13 +378,15 @@ def _target_run(args, target, plan, lab_config, verify, timeout, cell_limit, pro
               "faults": [fault.describe() for fault in faults]}
 
     def run(runs_dir: Path, listen) -> bool:
-        components = {GENERATOR: os.getpid()}
+        components, not_generator = {GENERATOR: os.getpid()}, frozenset()
         if lab_config is not None:
             from authbench_lab import lab
 
-            components = lab_components(lab.read_state(lab_config.run_dir) or {}, target.name)
+            state = lab.read_state(lab_config.run_dir) or {}
+            components, not_generator = lab_components(state, target.name), lab_pids(state)
         check.save(runs_dir / target.name)
-        sampler = ResourceSampler(components, runs_dir / target.name / RESOURCES_FILE, prometheus=prometheus).start()
+        sampler = ResourceSampler(components, runs_dir / target.name / RESOURCES_FILE, prometheus=prometheus,
+                                  not_generator=not_generator).start()
 
         def subscribe(context) -> None:
             sampler.listen(context)
