@@ -26,6 +26,9 @@ class RunEvents:
     failure: EventHook
     """(evidence: results.failures.Evidence) one of the first failing journeys of its reason, to keep."""
 
+    fault: EventHook
+    """(record: dict) a fault of the run's fault plan was acted on (faults.execute: fault, time, ok, status)."""
+
     def __init__(self) -> None:
-        for name in ("sample", "cell_start", "measuring", "cell_stop", "failure"):
+        for name in ("sample", "cell_start", "measuring", "cell_stop", "failure", "fault"):
             setattr(self, name, EventHook())

@@ -336,3 +336,33 @@ def test_a_url_target_with_uploaded_accounts_and_a_ca_bundle(lab_env, tmp_path):
     assert bad.status_code == 400 and "--ca-bundle '/nonexistent/ca.pem' is not a readable file" in bad.get_json()[
         "message"]
     environment.runner.quit()
+
+
+def test_a_fault_plan_from_the_form_is_played_marked_and_not_replayed(lab_env, tmp_path):
+    """Test 4 from the web UI: returning users, a node stopped and started in the measured phase, the faults
+    on the chart's marks and in summary.json; the next run (same UI process) plays no fault of its own."""
+    from authbench_lab import lab as lab_api
+
+    environment, web_ui, launcher, _ = _build(tmp_path)
+    client = web_ui.app.test_client()
+    form = {"target": "lab:stateless", "pattern": "8x14", "warmup": "0", "reuse_session": "on", "pace": "0.5s",
+            "fault": "at=2s stop idp-a; at=4.5s start idp-a"}
+    try:
+        answer = client.post("/authbench/api/start", json=form)
+        assert answer.status_code == 200, answer.get_json()
+        launcher.greenlet.join(timeout=RUN_LIMIT)
+    finally:
+        lab_api.start_component(lab_env.run_dir, "stateless/idp-a")  # already running unless the run broke off
+    state = client.get("/authbench/api/state").get_json()
+    assert state["state"] == "done", state["message"]
+    assert [m["label"] for m in state["marks"] if m["what"] == "fault"] == ["stop stateless/idp-a",
+                                                                           "start stateless/idp-a"]
+    cell = json.loads((tmp_path / "results" / answer.get_json()["run_id"] / "summary.json").read_text())["cells"][0]
+    assert [f["ok"] for f in cell["faults"]] == [True, True] and cell["failover"]["faults"][0]["logged_in_users"] == 8
+    again = client.post("/authbench/api/start", json={"target": "lab:stateless", "pattern": "1x2", "warmup": "0"})
+    launcher.greenlet.join(timeout=RUN_LIMIT)
+    state = client.get("/authbench/api/state").get_json()
+    assert state["state"] == "done" and not [m for m in state["marks"] if m["what"] == "fault"]
+    second = json.loads((tmp_path / "results" / again.get_json()["run_id"] / "summary.json").read_text())["cells"][0]
+    assert not second.get("faults")
+    environment.runner.quit()

@@ -22,7 +22,8 @@ from .run import PreparedRun
 # into a private file that is gone once the accounts are read.
 OPTION_FIELDS = {"expect": "--expect", "expect_regex": "--expect-regex", "expect_status": "--expect-status",
                  "accounts_template": "--accounts-template", "password_rule": "--password-rule",
-                 "ca_bundle": "--ca-bundle"}
+                 "ca_bundle": "--ca-bundle", "fault": "--fault", "pace": "--pace"}
+FLAG_FIELDS = {"reuse_session": "--reuse-session"}  # checkboxes: present (any value but "") means on
 CSV_FIELD = "accounts_csv_text"  # the text of an uploaded user,password file
 OPEN_FIELDS = ("rate", "duration", "levels", "slo")  # arrival rates instead of patterns (cli/openmodel.py)
 
@@ -70,6 +71,7 @@ def parse_form(form: dict[str, str], run_options: str = "", accounts_csv: str | 
         value = (form.get(field) or "").strip()
         if value:
             argv.append(f"{option}={value}")  # one argument, even when the text starts with '-'
+    argv += [flag for field, flag in FLAG_FIELDS.items() if (form.get(field) or "").strip()]
     if accounts_csv:
         argv.append(f"--accounts-csv={accounts_csv}")
     return _run_parser().parse_args([*argv, *extra])

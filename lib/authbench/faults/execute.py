@@ -77,10 +77,19 @@ class FaultSchedule:
         self.samples: list[Sample] = []
         self.begin: float | None = None
         self._greenlet: gevent.Greenlet | None = None
+        self._events: Any = None
 
     def listen(self, context: Any) -> None:
+        self._events = context.events
         context.events.measuring.add_listener(self._measuring)
         context.events.sample.add_listener(self._sample)
+
+    def close(self) -> None:
+        """Stop listening (a web UI's environment outlives the run: the next run must not replay this plan)."""
+        if self._events is not None:
+            self._events.measuring.remove_listener(self._measuring)
+            self._events.sample.remove_listener(self._sample)
+            self._events = None
 
     def _act(self, fault: Fault) -> dict[str, Any]:
         if fault.action == RUN:
@@ -110,6 +119,8 @@ class FaultSchedule:
             record["seconds"] = round(time.time() - record["time"], 3)
             self.say(f"fault {record['fault']}: {record['status']} (began at {record['time'] - begin:.1f} s, "
                      f"took {record['seconds']:g} s)")
+            if self._events is not None:  # the web UI's chart marks it
+                self._events.fault.fire(record=dict(record))
 
     def finish(self) -> dict[str, Any]:
         """End the cell's plan (a fault under way may finish) and return its record and analysis."""

@@ -85,15 +85,18 @@ class Launcher:
         return True
 
     def _run(self, run_dir: Path, prepared: Any, lock: ExitStack) -> None:
+        from ..faults.execute import FaultSchedule
         from ..headless import execute
         from ..users.saml import SAMLUser
 
         state, message = FAILED, "the run ended unexpectedly"
+        schedule = FaultSchedule(prepared.faults, prepared.lab_run_dir, log.info) if prepared.faults else None
         try:
             report = execute(prepared.plan, SAMLUser, prepared.settings, config=prepared.config,
                              results_base=run_dir.parent, run_id=run_dir.name,
                              cell_time_limit=prepared.cell_time_limit, say=log.info, environment=self.environment,
-                             keep_failures=prepared.keep_failures)
+                             keep_failures=prepared.keep_failures, listen=schedule and schedule.listen,
+                             cell_extras=schedule and schedule.finish)
             state, message = DONE, "" if report.complete else "a pattern repetition was cut short by the time limit"
         except StoppedByUser as exc:
             state, message = STOPPED, (f"stopped by the user {exc.by}; finished repetitions are kept, "
@@ -103,6 +106,8 @@ class Launcher:
             log.exception("web UI run %s failed", run_dir.name)
             message = f"{type(exc).__name__}: {exc}"
         finally:
+            if schedule is not None:
+                schedule.close()
             self.environment.runner.stop()  # does nothing when run_plan already stopped it
             self.environment.authbench.controller = None
             lock.close()  # the target is free for the next load

@@ -56,6 +56,7 @@ class LiveRun:
         events.measuring.add_listener(self.on_measuring)
         events.cell_stop.add_listener(self.on_cell_stop)
         events.failure.add_listener(self.on_failure)
+        events.fault.add_listener(self.on_fault)
 
     def begin(self, run_id: str, target: str, plan: Plan) -> None:
         """A new run: forget the previous one."""
@@ -93,6 +94,11 @@ class LiveRun:
     def _mark(self, what: str, pattern: Pattern, repetition: int) -> None:
         self.marks.append({"t": time.time(), "what": what, "label": run_label(pattern.label, repetition)})
         del self.marks[:-3 * TIMELINE_POINTS]  # bounded like the timeline
+
+    def on_fault(self, record: dict[str, Any], **_: Any) -> None:
+        """A fault of the plan was acted on: a mark on the chart where it began (its outcome in the label)."""
+        label = record["fault"].split(" ", 1)[-1] + ("" if record.get("ok") else " (failed)")  # without at=…
+        self.marks.append({"t": record["time"], "what": "fault", "label": label})
 
     def on_sample(self, sample: Sample, **_: Any) -> None:
         self.done[sample.phase] = self.done.get(sample.phase, 0) + 1

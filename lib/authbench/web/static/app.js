@@ -149,6 +149,7 @@ function drawChart(points, marks) {
   g.fillStyle = "#6b7280";
   canvas.dataset.warmupBands = "0";
   canvas.dataset.boundaries = "0";
+  canvas.dataset.faults = "0";
   chartState = null;
   if (!points.length) { g.fillText("no journeys yet", left, h / 2); return; }
   // From the earliest of the first journey's second and a cell start just before it (a start precedes the
@@ -207,8 +208,21 @@ function drawChart(points, marks) {
     g.fillText(m.label, x(m.t) + 3, top + 10);
     boundaries++;
   }
+  // Faults of a fault plan: dashed orange lines where each began, named at the bottom.
+  g.strokeStyle = "#c2410c"; g.fillStyle = "#c2410c"; g.setLineDash([4, 3]);
+  let faults = 0;
+  for (const m of marks) {
+    if (m.what !== "fault" || m.t < t0) continue;
+    g.beginPath(); g.moveTo(x(m.t), top); g.lineTo(x(m.t), h - bottom); g.stroke();
+    const ly = h - bottom - 4 - 13 * (faults % 2);
+    g.fillStyle = "rgba(255, 255, 255, 0.85)"; g.fillRect(x(m.t) + 2, ly - 10, g.measureText(m.label).width + 2, 13);
+    g.fillStyle = "#c2410c"; g.fillText(m.label, x(m.t) + 3, ly);
+    faults++;
+  }
+  g.setLineDash([]);
   canvas.dataset.warmupBands = String(bands);
   canvas.dataset.boundaries = String(boundaries);
+  canvas.dataset.faults = String(faults);
   chartState = { points, x, left, right, w };
 }
 
