@@ -264,4 +264,3 @@ def test_appending_to_a_file_of_an_older_layout_brings_it_to_todays(tmp_path: Pa
     lines = path.read_text().splitlines()
     assert lines[0] == ",".join(COLUMNS) and len(lines) == 4
     assert [s.iteration for s in read_samples(path)] == [0, 1, 2]
-

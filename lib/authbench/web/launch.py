@@ -112,4 +112,3 @@ class Launcher:
             self.environment.authbench.controller = None
             lock.close()  # the target is free for the next load
             self.live.end(state, message)
-

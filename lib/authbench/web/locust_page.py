@@ -113,5 +113,3 @@ def _without_our_argv(update: Callable[[], None]) -> Callable[[], None]:
             sys.argv[1:] = saved
 
     return wrapper
-
-
