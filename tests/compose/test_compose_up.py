@@ -97,6 +97,9 @@ def test_cluster_checks_and_a_pattern_through_the_real_shibboleth_sp(compose, ba
                          timeout=UP_TIMEOUT, check=False, BACKEND=backend)
     assert up.returncode == 0, up.stderr[-3000:] + compose.diagnose()
     _assert_no_route_out(compose)
+    check = compose.compose("exec", "-T", "sp", "/usr/local/bin/authbench-sp", "check", check=False)
+    assert check.returncode == 0 and "overall configuration is loadable" in check.stdout + check.stderr, \
+        check.stdout + check.stderr  # `shibd -t` on the SP's configuration as init wrote it
     compose.compose("wait", "master", timeout=MASTER_TIMEOUT, check=False)
     master = compose.compose("ps", "-aq", "master").stdout.strip()
     status = compose.docker("inspect", "-f", "{{.State.Status}} {{.State.ExitCode}}", master).stdout.split()

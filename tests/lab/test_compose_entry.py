@@ -4,11 +4,13 @@ with the real Shibboleth SP's files beside the lab's own; no secret in what auth
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
 import pytest
 from lxml import etree
 
-from authbench_lab import compose, shibsp
+from authbench_lab import compose, haproxy, shibsp
 from authbench_lab import config as cfg
 
 USERS = 20
@@ -69,11 +71,27 @@ def test_the_real_sp_files_name_the_lab_sp_url_and_the_cluster_idp(made):
     assert f'Location="{sp_url}/Shibboleth.sso/SAML2/POST"' in registered
 
 
+def test_other_idp_software_gets_the_cluster_settings_and_haproxy_accepts_the_balancer(made):
+    config, _public = made
+    lines = (config.run_dir / compose.IDP_ENV_FILE).read_text().splitlines()
+    env = {key: value.strip("'") for key, value in (line.split("=", 1) for line in lines)}
+    assert env["IDP_A_PORT"] == str(config.cluster_port("memcached", "idp-a"))
+    assert env["ENTITY_ID"] == f"{config.lb_url('memcached')}/idp/shibboleth"
+    assert env["SIGNING_CERT"] == str(config.cluster_dir("memcached") / "signing.crt")
+    assert env["MEMCACHED"] == f"memcached-a:{config.shared_port('memcached-a')} memcached-b:" \
+        f"{config.shared_port('memcached-b')}"
+    assert Path(env["LDAP_PASSWORD_FILE"]).exists() and Path(env["POSTGRES_PASSWORD_FILE"]).exists()
+    haproxy_bin = shutil.which("haproxy") or "/usr/sbin/haproxy"
+    ok, said = haproxy.validate(haproxy_bin, haproxy.conf_path(config))  # `haproxy -c`, names unresolved
+    assert ok, said
+
+
 def test_the_public_volume_holds_the_ca_and_urls_only(made):
     config, public = made
     assert sorted(path.name for path in public.iterdir()) == ["ca.crt", compose.TARGETS_FILE]
     assert all("PRIVATE KEY" not in path.read_text() for path in public.iterdir())
-    targets = dict(line.split("=", 1) for line in (public / compose.TARGETS_FILE).read_text().splitlines())
+    lines = (public / compose.TARGETS_FILE).read_text().splitlines()
+    targets = {key: value.strip("'") for key, value in (line.split("=", 1) for line in lines)}
     assert targets["AUTHBENCH_SP_URL"] == f"{config.sp_url('memcached')}/secure/"
     assert targets["AUTHBENCH_NODE_B_URL"] == config.node_url("memcached", "b")
 

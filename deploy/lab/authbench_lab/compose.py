@@ -24,6 +24,9 @@ RUN_DIR = Path("/lab")  # the shared volume (keys and secrets: never mounted int
 PUBLIC_DIR = Path("/lab-public")  # what the load generator may read: the CA and the URLs, no secret
 CONFIG_FILE = "compose.json"
 TARGETS_FILE = "targets.env"
+IDP_ENV_FILE = "idp.env"  # what another IdP software's nodes need (the shibboleth profile's entrypoint)
+POSTGRES_URL = "jdbc:postgresql://postgres:5432/shibboleth"
+POSTGRES_PASSWORD_FILE = "postgres.password"
 PUBLIC_HOST = "lb"  # every HTTPS URL (IdP, nodes, SP) is HAProxy's, as the clients see it
 ALL_ADDRESSES = lab.ALL_ADDRESSES  # inside each container's own network namespace, on an internal network
 # compose service name -> host name the others reach it at (the service name), by lab component
@@ -55,6 +58,23 @@ def targets(config: cfg.LabConfig) -> dict[str, str]:
             "AUTHBENCH_NODE_B_URL": config.node_url(backend, "b")}
 
 
+def idp_env(config: cfg.LabConfig) -> dict[str, str]:
+    """The reference node's configuration, as shell variables for a Shibboleth IdP node in its place."""
+    backend = config.backends[0]
+    node = components.node_config(config, backend, "a")
+    return {"IDP_A_PORT": str(config.cluster_port(backend, "idp-a")),
+            "IDP_B_PORT": str(config.cluster_port(backend, "idp-b")),
+            "ENTITY_ID": node.entity_id, "SCOPE": node.scope, "LDAP_URL": node.ldap_url, "LDAP_BASE": node.ldap_base,
+            "LDAP_BIND_DN": node.ldap_bind_dn, "LDAP_PASSWORD_FILE": node.ldap_bind_password_file,
+            "SIGNING_KEY": node.signing_key, "SIGNING_CERT": node.signing_cert,
+            "SP_METADATA": str(config.metadata_dir / f"sp-{backend}.xml"), "MEMCACHED": " ".join(node.memcached),
+            "POSTGRES_URL": POSTGRES_URL, "POSTGRES_PASSWORD_FILE": str(config.run_dir / POSTGRES_PASSWORD_FILE)}
+
+
+def _env_file(values: dict[str, str]) -> str:
+    return "".join(f"{key}='{value}'\n" for key, value in values.items())
+
+
 def init(config: cfg.LabConfig, public_dir: Path = PUBLIC_DIR) -> dict:
     """Everything the components read, made idempotently: keys are kept across `up`s, configs rewritten."""
     binaries = lab.find_binaries()
@@ -69,9 +89,12 @@ def init(config: cfg.LabConfig, public_dir: Path = PUBLIC_DIR) -> dict:
     components.write_app_files(config)
     shibsp.write(config, config.backends[0])
     (config.run_dir / CONFIG_FILE).write_text(json.dumps(config.to_dict(), indent=2))
+    (config.run_dir / IDP_ENV_FILE).write_text(_env_file(idp_env(config)))
+    # read by the postgres image's entrypoint as its own user: readable inside the IdP side's volume only
+    pki.ensure_secret(config.run_dir / POSTGRES_PASSWORD_FILE).chmod(0o644)
     public_dir.mkdir(parents=True, exist_ok=True)
     (public_dir / "ca.crt").write_bytes(config.ca_cert.read_bytes())
-    (public_dir / TARGETS_FILE).write_text("".join(f"{k}={v}\n" for k, v in targets(config).items()))
+    (public_dir / TARGETS_FILE).write_text(_env_file(targets(config)))
     return seeded
 
 

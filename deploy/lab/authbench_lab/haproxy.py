@@ -105,6 +105,8 @@ def render(config: cfg.LabConfig, pem: Path) -> str:
         "",
         "defaults",
         "    mode http",
+        # a server whose name does not resolve yet (a container still starting) is down, not an error
+        "    default-server init-addr last,libc,none",
         "    option forwardfor",
         "    retries 2",
         *timeouts,
