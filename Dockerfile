@@ -38,14 +38,29 @@ WORKDIR /home/authbench
 ENTRYPOINT ["authbench"]
 CMD ["--help"]
 
-# -- lab: the app plus slapd, memcached, Redis and HAProxy (their packages' own services never start)
+# -- lab: the app plus slapd, memcached, Redis and HAProxy (their packages' own services never start);
+# /lab and /lab-public are compose.yaml's volumes, owned by the user that writes them
 FROM app AS lab
 USER root
 RUN printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d \
     && apt-get update -q && apt-get install -y -q --no-install-recommends \
         slapd ldap-utils memcached redis-server haproxy \
-    && rm -rf /var/lib/apt/lists/* /usr/sbin/policy-rc.d
+    && rm -rf /var/lib/apt/lists/* /usr/sbin/policy-rc.d \
+    && mkdir -p /lab /lab-public && chown 10001:10001 /lab /lab-public
 USER 10001:10001
+
+# -- sp: the real Shibboleth SP (Debian's Apache + mod_shib + shibd) for compose.yaml; its configuration,
+# keys and the IdP's metadata are written at `up` into a volume by the init service, never baked in here.
+FROM ${BASE_IMAGE} AS sp
+ENV DEBIAN_FRONTEND=noninteractive
+RUN printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d \
+    && apt-get update -q && apt-get install -y -q --no-install-recommends \
+        apache2 libapache2-mod-shib shibboleth-sp-utils \
+    && rm -rf /var/lib/apt/lists/* /usr/sbin/policy-rc.d \
+    && a2enmod -q shib >/dev/null && a2dissite -q 000-default >/dev/null \
+    && a2disconf -q other-vhosts-access-log serve-cgi-bin >/dev/null
+COPY deploy/compose/sp/run.sh /usr/local/bin/authbench-sp
+ENTRYPOINT ["/usr/local/bin/authbench-sp"]
 
 # -- the default target
 FROM app AS authbench

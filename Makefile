@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup tools test test-k8s lint demo demo-failover bench clean
+.PHONY: setup tools test test-k8s test-compose lint demo demo-failover bench clean
 
 setup: $(STAMP)
 	@deploy/setup-system.sh
@@ -33,6 +33,13 @@ test: lint tools
 test-k8s: tools
 	@deploy/k8s/tools.sh cluster >/dev/null
 	AUTHBENCH_K8S=1 $(BIN)/pytest -q tests/k8s
+
+# compose.yaml's default profile for real (root; Docker from Debian): images from a Debian base, `docker
+# compose up` with two workers for two backends, the cluster checks and a pattern, full teardown.
+# See docs/compose.md.
+test-compose: tools
+	@deploy/k8s/tools.sh docker >/dev/null
+	AUTHBENCH_COMPOSE=1 $(BIN)/pytest -q tests/compose
 
 DEMO_BACKENDS := terracotta,memcached,repcached,stateless,local
 DEMO_PATTERN := 2x50,10x20

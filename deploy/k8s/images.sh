@@ -3,9 +3,10 @@
 #   1. a Debian 12 base (python3, venv, CA certificates incl. this machine's) made with mmdebstrap, cached;
 #   2. `docker build` of the Dockerfile's default target and its `lab` target on that base;
 #   3. `docker save` of both into OCI archives, for `ctr images import` into the cluster's containerd.
-# A private dockerd is started for the build and stopped after it: no bridge, no iptables rules, no NAT
-# (RUN steps use the host's network, as `docker build --network host`).
-# Usage: images.sh WORKDIR   (writes WORKDIR/images/*.tar; needs root and `tools.sh cluster`)
+# A private dockerd (dockerd.sh) is started for the build and stopped after it, unless one already answers
+# at WORKDIR/docker/docker.sock; RUN steps use the host's network, as `docker build --network host`.
+# Usage: images.sh WORKDIR   (writes WORKDIR/images/*.tar, or with IMAGES_SAVE=0 only builds, also the
+# Shibboleth SP image of compose.yaml; needs root and `tools.sh docker`)
 set -euo pipefail
 
 W=${1:?usage: images.sh WORKDIR}
@@ -14,27 +15,19 @@ CACHE=${AUTHBENCH_TOOLS_CACHE:-/opt/authbench-cache}
 BASE_IMAGE=authbench-base:bookworm
 APP_IMAGE=${APP_IMAGE:-authbench:ci}
 LAB_IMAGE=${LAB_IMAGE:-authbench-lab:ci}
+SP_IMAGE=${SP_IMAGE:-authbench-sp:ci}
+SAVE=${IMAGES_SAVE:-1}   # 0: build only (compose uses them in place), 1: also save for containerd
 SUITE=bookworm
-DOCKERD_WAIT_S=60
 say() { echo "authbench images: $*" >&2; }
 
-mkdir -p "$W/images" "$W/docker" "$CACHE/docker" "$CACHE/images"
+mkdir -p "$W/images" "$CACHE/images"
 export DOCKER_HOST=unix://$W/docker/docker.sock DOCKER_BUILDKIT=0
 # the Debian CLI that matches its dockerd (another docker CLI may come first on PATH)
 docker() { /usr/bin/docker "$@"; }
-dockerd --data-root "$CACHE/docker" --exec-root "$W/docker/exec" --pidfile "$W/docker/dockerd.pid" \
-  --host "$DOCKER_HOST" --bridge=none --iptables=false --ip6tables=false --ip-masq=false \
-  >"$W/docker/dockerd.log" 2>&1 &
-DOCKERD=$!
-stop_dockerd() {  # and unmount what it may leave (its network namespace under the exec root)
-  kill "$DOCKERD" 2>/dev/null || true; wait "$DOCKERD" 2>/dev/null || true
-  { grep -F " $W/docker/" /proc/mounts || true; } | awk '{print $2}' | sort -r | while read -r mount; do
-    umount -l "$mount" || true
-  done
-}
-trap stop_dockerd EXIT
-for _ in $(seq 1 $((DOCKERD_WAIT_S * 2))); do docker info >/dev/null 2>&1 && break; sleep 0.5; done
-docker info >/dev/null 2>&1 || { say "dockerd did not start; see $W/docker/dockerd.log"; tail -5 "$W/docker/dockerd.log" >&2; exit 1; }
+if ! docker info >/dev/null 2>&1; then   # a caller (the compose tests) may keep one running across builds
+  "$(dirname "$0")/dockerd.sh" start "$W"
+  trap '"$(dirname "$0")/dockerd.sh" stop "$W"' EXIT
+fi
 
 if ! docker image inspect "$BASE_IMAGE" >/dev/null 2>&1; then
   base_tar=$CACHE/images/base-$SUITE.tar
@@ -54,9 +47,11 @@ if ! docker image inspect "$BASE_IMAGE" >/dev/null 2>&1; then
   docker import "$base_tar" "$BASE_IMAGE" >/dev/null
 fi
 
-say "docker build $APP_IMAGE and $LAB_IMAGE"
+say "docker build $APP_IMAGE, $LAB_IMAGE and $SP_IMAGE"
 docker build -q --network host --build-arg BASE_IMAGE=$BASE_IMAGE -t "$APP_IMAGE" "$ROOT" >/dev/null
 docker build -q --network host --build-arg BASE_IMAGE=$BASE_IMAGE --target lab -t "$LAB_IMAGE" "$ROOT" >/dev/null
+docker build -q --network host --build-arg BASE_IMAGE=$BASE_IMAGE --target sp -t "$SP_IMAGE" "$ROOT" >/dev/null
+[ "$SAVE" = 1 ] || { say "images built"; exit 0; }
 
 # the pod sandbox image: the pause binary alone
 mkdir -p "$W/pause-root" && cp "$CACHE/bin/pause" "$W/pause-root/"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the Kubernetes tooling the chart's tests need, once, into a cache outside the clone
 # (no binary downloads are possible here: everything comes from the Go module proxy, PyPI and Debian).
-#   tools.sh static   helm, kubeconform and offline Kubernetes JSON schemas (for `make test`)
+#   tools.sh static   helm, kubeconform, offline Kubernetes JSON schemas and docker compose (for `make test`)
+#   tools.sh docker   the above plus Docker and mmdebstrap from Debian (for `make test-compose`)
 #   tools.sh cluster  the above plus etcd, the Kubernetes binaries, CoreDNS, a pause binary and the
 #                     Debian packages a local cluster needs (for `make test-k8s`)
 # Every step is skipped when its result is already in the cache, so a warm run takes seconds.
@@ -17,6 +18,9 @@ ETCD_VERSION=v3.7.0
 COREDNS_VERSION=v1.15.0
 SCHEMA_VERSION=1.37.0           # the Kubernetes API version the schemas describe
 KUBERNETES_VALIDATE_VERSION=1.37.0
+COMPOSE_VERSION=v5.6.0
+# Where the docker CLI (Debian's and any other) looks for its plugins: compose is linked there.
+CLI_PLUGINS=/usr/local/lib/docker/cli-plugins
 # The Kubernetes module's staging repositories: a wrapper module pins each to the matching v0.x release.
 K8S_STAGING=(api apiextensions-apiserver apimachinery apiserver cli-runtime client-go cloud-provider cluster-bootstrap
   code-generator component-base component-helpers controller-manager cri-api cri-client cri-streaming csi-translation-lib
@@ -52,7 +56,22 @@ if [ ! -d "$SCHEMAS" ]; then
   "$CACHE/venv/bin/python" "$(dirname "$0")/standalone_schemas.py" "$CACHE/schemas" "$SCHEMA_VERSION"
 fi
 
-if [ "$MODE" = cluster ]; then
+if [ ! -x "$BIN/docker-compose" ]; then
+  # a wrapper module: compose's own go.mod has `exclude` directives, which `go install pkg@version` refuses
+  say "building docker compose $COMPOSE_VERSION (about 2 minutes, once)"
+  mkdir -p "$CACHE/src/compose"; cd "$CACHE/src/compose"
+  printf 'module composebuild\n\ngo 1.26.0\n\nrequire github.com/docker/compose/v5 %s\n' "$COMPOSE_VERSION" > go.mod
+  printf '\nexclude (\n\tgithub.com/davecgh/go-spew v1.1.2-0.20180830191138-d8f796af33cc\n' >> go.mod
+  printf '\tgithub.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2\n)\n' >> go.mod
+  gobuild -ldflags "-s -w -X github.com/docker/compose/v5/internal.Version=$COMPOSE_VERSION" \
+    -o "$BIN/docker-compose" github.com/docker/compose/v5/cmd
+  cd - >/dev/null
+fi
+if [ "$(readlink "$CLI_PLUGINS/docker-compose" 2>/dev/null)" != "$BIN/docker-compose" ] && [ "$(id -u)" -eq 0 ]; then
+  mkdir -p "$CLI_PLUGINS" && ln -sf "$BIN/docker-compose" "$CLI_PLUGINS/docker-compose"
+fi
+
+if [ "$MODE" = docker ] || [ "$MODE" = cluster ]; then
   missing=()
   for p in "${DEBIAN_PACKAGES[@]}"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p"); done
   if [ ${#missing[@]} -gt 0 ]; then
@@ -63,6 +82,8 @@ if [ "$MODE" = cluster ]; then
     printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
   fi
+fi
+if [ "$MODE" = cluster ]; then
   if [ ! -x "$BIN/pause" ]; then
     say "building the pod sandbox's pause binary"
     mkdir -p "$CACHE/src/pause"; cp "$(dirname "$0")/pause/main.go" "$CACHE/src/pause/"

@@ -117,7 +117,7 @@ def build(config: cfg.LabConfig, binaries: dict[str, str]) -> list[Spec]:
                    # keep argv as started, so the supervisor recognises the process by its cmdline
                    "--set-proc-title", "no"]
         if name == "redis-replica":
-            command += ["--replicaof", host, str(primary)]
+            command += ["--replicaof", config.address("redis-primary"), str(primary)]
         specs.append(Spec(name, command, f"redis-server --bind {host} --port {port} ",
                           f"redis://{host}:{port}/0", port))
     stats = config.shared_port("lb-stats")
@@ -199,7 +199,7 @@ def node_config(config: cfg.LabConfig, backend: str, node: str) -> cfg.NodeConfi
     cluster = config.cluster_dir(backend)
     lb = f"{config.host}:{config.cluster_port(backend, 'lb')}"
     cert, key = pki.ensure_signing_pair(cluster, subject=lb)
-    memcached = [f"{config.host}:{config.shared_port(name)}" for name in ("memcached-a", "memcached-b")]
+    memcached = [f"{config.address(name)}:{config.shared_port(name)}" for name in ("memcached-a", "memcached-b")]
     return cfg.NodeConfig(
         backend=backend,
         node=node,
@@ -215,7 +215,7 @@ def node_config(config: cfg.LabConfig, backend: str, node: str) -> cfg.NodeConfi
         scope=cfg.SCOPE_DOMAIN,
         metadata_dir=str(config.metadata_dir),
         local_store=str(config.component_dir(f"{backend}/idp-{node}") / "local.sqlite"),
-        redis_primary=f"redis://{config.host}:{config.shared_port('redis-primary')}/0",
+        redis_primary=f"redis://{config.address('redis-primary')}:{config.shared_port('redis-primary')}/0",
         memcached=memcached,
         key_prefix=f"{backend}:",
         client_storage=config.client_storage,

@@ -93,6 +93,9 @@ class LabConfig:
     idp_cookie_path: str = DEFAULT_IDP_COOKIE_PATH  # the Path of the IdP nodes' JSESSIONID and session cookies
     extras: list[str] = field(default_factory=list)  # of EXTRAS, in that order
     privacyidea_cache: int = 0  # seconds privacyIDEA keeps resolved users (its UserCacheExpiration); 0 = off
+    # Where a component is reached when it runs on another host (one container each under compose):
+    # component name (a SHARED_PORT_OFFSETS or CLUSTER_PORT_OFFSETS key) -> host name; default `host`.
+    hosts: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.run_dir = Path(self.run_dir).resolve()
@@ -116,6 +119,10 @@ class LabConfig:
                 ports[f"{backend}/{name}"] = self.cluster_port(backend, name)
         return ports
 
+    def address(self, component: str) -> str:
+        """The host a component is reached at by the others."""
+        return self.hosts.get(component, self.host)
+
     # -- URLs ----------------------------------------------------------------------------------
     @property
     def advertised_host(self) -> str:
@@ -138,10 +145,10 @@ class LabConfig:
         return self.https_url(self.cluster_port(backend, "sp"))
 
     def ldap_url(self) -> str:
-        return f"ldap://{self.host}:{self.shared_port('ldap')}"
+        return f"ldap://{self.address('ldap')}:{self.shared_port('ldap')}"
 
     def ldaps_url(self) -> str:
-        return f"ldaps://{self.host}:{self.shared_port('ldaps')}"
+        return f"ldaps://{self.address('ldap')}:{self.shared_port('ldaps')}"
 
     def privacyidea_url(self) -> str:
         return f"http://{self.host}:{self.extra_port('privacyidea')}"

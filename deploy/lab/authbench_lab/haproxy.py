@@ -73,7 +73,7 @@ def _stickiness(stickiness: str) -> list[str]:
 
 def _cluster(config: cfg.LabConfig, backend: str, pem: Path) -> list[str]:
     def address(name: str) -> str:  # of an app behind the balancer
-        return f"{config.host}:{config.cluster_port(backend, name)}"
+        return f"{config.address(name)}:{config.cluster_port(backend, name)}"
 
     def public(name: str) -> str:  # of a frontend clients reach
         return f"{config.frontend_host}:{config.cluster_port(backend, name)}"
@@ -105,6 +105,8 @@ def render(config: cfg.LabConfig, pem: Path) -> str:
         "",
         "defaults",
         "    mode http",
+        # a server whose name does not resolve yet (a container still starting) is down, not an error
+        "    default-server init-addr last,libc,none",
         "    option forwardfor",
         "    retries 2",
         *timeouts,
