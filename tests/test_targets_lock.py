@@ -56,3 +56,28 @@ def test_run_refuses_a_lab_under_load_and_force_overrides(lab, tmp_path, capsys,
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "is already under load by authbench compare (results elsewhere)" in err
         assert main([*args, "--force"]) == 0
+    assert not list(tmp_path.iterdir())[1:]  # the refused run left no folder behind (the forced one did)
+
+
+def test_every_scheme_has_its_port_so_one_server_has_one_key():
+    assert url_key("ldap://127.0.0.1/") == url_key("ldap://127.0.0.1:389") == "ldap://127.0.0.1:389"
+    assert url_key("ldaps://Dir.example.org") == "ldaps://dir.example.org:636"
+    assert url_key("postgres://db/x") == url_key("postgresql://db:5432/y") == "postgresql://db:5432"
+
+
+@pytest.mark.parametrize("target", ["lab:ldap", "ldap"])
+def test_an_ldap_run_takes_the_same_lock(lab, tmp_path, capsys, monkeypatch, target):
+    """The lab as a whole for lab:ldap; the server's origin for its URL."""
+    monkeypatch.setenv("AUTHBENCH_LAB_DIR", str(lab.run_dir))
+    url = target if target.startswith("lab:") else lab.ldap_url()
+    key = lab_key(lab.run_dir) if target.startswith("lab:") else url_key(url)
+    args = ["run", "--target", url, "--pattern", "1x1", "--results", str(tmp_path), "--run-id", "l"]
+    if not target.startswith("lab:"):
+        args += ["--bind-dn", "uid={user},ou=people,dc=example,dc=org", "--accounts-template", "user{000..009}",
+                 "--password-rule", "pw-{user}"]
+    with target_lock(key, "authbench run (results elsewhere)"):
+        assert main(args) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "is already under load by authbench run (results elsewhere)" in err
+        assert not (tmp_path / "l").exists()
+    assert main(args) == 0, capsys.readouterr().err

@@ -29,10 +29,15 @@ def lab_key(lab_dir: str | Path) -> str:
     return f"lab:{Path(lab_dir).resolve()}"
 
 
+DEFAULT_PORTS = {"http": 80, "https": 443, "ldap": 389, "ldaps": 636, "postgresql": 5432, "postgres": 5432}
+
+
 def url_key(url: str) -> str:
+    """scheme://host:port of a target, its scheme's port filled in: the same server however it is written."""
     parts = urlsplit(url)
-    port = parts.port or (443 if parts.scheme == "https" else 80)
-    return f"{parts.scheme}://{(parts.hostname or '').lower()}:{port}"
+    scheme = "postgresql" if parts.scheme == "postgres" else parts.scheme
+    port = parts.port or DEFAULT_PORTS.get(parts.scheme, 0)
+    return f"{scheme}://{(parts.hostname or '').lower()}:{port}"
 
 
 class TargetBusy(CliError):

@@ -126,3 +126,16 @@ def test_lab_up_refuses_an_unknown_optional_server(tmp_path, capsys):
     code = main(["lab", "up", "--lab-dir", str(tmp_path), "--with", "oracle"])
     err = capsys.readouterr().err
     assert code == 2 and "unknown --with 'oracle'" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("target", ["lab:postgres", "lab:privacyidea"])
+def test_a_database_or_otp_target_under_load_elsewhere_is_refused(extras_env, tmp_path, capsys, target):
+    from authbench.targets_lock import lab_key, target_lock
+
+    args = ["--target", target, "--pattern", "1x1", "--results", str(tmp_path), "--run-id", "busy"]
+    if target == "lab:privacyidea":
+        args += ["--otp-type", "spass"]
+    with target_lock(lab_key(extras_env.run_dir), "authbench compare (results elsewhere)"):
+        code, _, err = run(args, capsys)
+    assert code == 2 and err.count("\n") == 1 and "is already under load by authbench compare" in err
+    assert not (tmp_path / "busy").exists()

@@ -7,6 +7,8 @@ before it sends a login, starts a lab or writes a file (docs/results-layout.md, 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -51,3 +53,27 @@ def claim_run_folder(args: argparse.Namespace, plan: Plan, target: str) -> tuple
         raise CliError(str(exc)) from None
     except (OSError, ValueError) as exc:
         raise CliError(f"cannot write results under {args.results!r}: {exc}") from None
+
+
+def claim_lock_and_check(args: argparse.Namespace, plan: Plan, target: str, held: ExitStack,
+                         preflight: Callable[[], str | None]) -> Path:
+    """For a journey's run (LDAP, database, privacyIDEA): claim its results folder, take the target's load lock
+    (the lab as a whole for a lab: target, else the target's origin; --force overrides) and try one journey
+    (`preflight()`: why it fails, or None), in that order — all refused now, not after the load. The folder
+    lock and the target lock are held by `held` to the end of the run; the run folder is returned."""
+    from ..results.folder import abandon
+    from ..targets_lock import TargetBusy, lab_key, target_lock, url_key
+
+    run_dir, folder_lock = claim_run_folder(args, plan, target)
+    held.callback(folder_lock.release)
+    key = lab_key(args.lab_dir) if args.target.startswith("lab:") else url_key(target)
+    try:
+        held.enter_context(target_lock(key, f"authbench run (results {run_dir})", force=args.force))
+        problem = preflight()
+    except TargetBusy:
+        abandon(run_dir, folder_lock)
+        raise
+    if problem:
+        abandon(run_dir, folder_lock)
+        raise CliError(problem)
+    return run_dir

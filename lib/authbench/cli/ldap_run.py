@@ -7,12 +7,12 @@ the user class differs. Options of its own: the DN template or the search, Start
 from __future__ import annotations
 
 import argparse
+from contextlib import ExitStack
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from ..results.folder import abandon
 from . import EXIT_FAILURE, CliError, openmodel, say
-from .guards import claim_run_folder
+from .guards import claim_lock_and_check
 from .options import accounts_from_args, check_url_port, lab_account_defaults, running_lab
 
 LDAP_SCHEMES = ("ldap://", "ldaps://")
@@ -84,16 +84,20 @@ def _settings(args: argparse.Namespace, timeout: float):
 
 def run(args: argparse.Namespace, plan, timeout: float, cell_limit: float) -> int:
     """The LDAP half of `authbench run`, after the plan is parsed."""
-    from .. import headless
-    from ..sockets import ports_running_low, time_wait_count
-    from ..users.ldap import LDAPUser, preflight
+    from ..users.ldap import preflight
 
     settings, account_source = _settings(args, timeout)
-    run_dir, lock = claim_run_folder(args, plan, settings.endpoint.url)  # held to the end of the run
-    problem = preflight(settings)
-    if problem:
-        abandon(run_dir, lock)
-        raise CliError(problem)
+    with ExitStack() as held:
+        run_dir = claim_lock_and_check(args, plan, settings.endpoint.url, held, lambda: preflight(settings))
+        return _load(args, plan, settings, account_source, run_dir, timeout, cell_limit)
+
+
+def _load(args: argparse.Namespace, plan, settings, account_source: dict, run_dir: Path, timeout: float,
+          cell_limit: float) -> int:
+    from .. import headless
+    from ..sockets import ports_running_low, time_wait_count
+    from ..users.ldap import LDAPUser
+
     config = {"target": settings.endpoint.url, "journey": "ldap-bind", "ldap": settings.describe(),
               "timeout_s": timeout, "accounts": account_source}
     say(f"target {settings.endpoint.url}: test {settings.describe()['mode']} ok; "

@@ -8,9 +8,11 @@ disconnect), so the TIME_WAIT count towards the server is reported as for LDAP's
 from __future__ import annotations
 
 import argparse
+from contextlib import ExitStack
 from pathlib import Path
 
 from . import EXIT_FAILURE, CliError, say
+from .guards import claim_lock_and_check
 from .options import accounts_from_args, lab_account_defaults, running_lab
 
 PG_SCHEMES = ("postgresql://", "postgres://")
@@ -44,30 +46,11 @@ def settings_from_args(args: argparse.Namespace, timeout: float):
     return PostgresSettings(endpoint, picker), account_source
 
 
-def results_then_preflight(args: argparse.Namespace, plan, target: str, settings, preflight) -> tuple[Path, object]:
-    """The run's results folder, claimed as `authbench run` claims it (refused now, not after the load; its
-    lock is held to the end of the run), then one login; (folder, lock)."""
-    from ..results.folder import abandon
-    from .guards import claim_run_folder
-
-    run_dir, lock = claim_run_folder(args, plan, target)
-    problem = preflight(settings)
-    if problem:
-        abandon(run_dir, lock)
-        raise CliError(problem)
-    return run_dir, lock
-
-
 def run(args: argparse.Namespace, plan, timeout: float, cell_limit: float) -> int:
     """The database half of `authbench run`, after the plan is parsed: one process, or a master with
     --workers N processes (Percona's processes against threads), or a worker of one."""
-    import functools
-
-    from .. import headless
-    from ..distributed import DistributedError
-    from ..sockets import ports_running_low, time_wait_count
     from ..users.postgres import PostgresUser, preflight
-    from .run import _durations, _run_master, _run_worker
+    from .run import _durations, _run_worker
 
     settings, account_source = settings_from_args(args, timeout)
     if args.keep_failures < 0:
@@ -77,7 +60,21 @@ def run(args: argparse.Namespace, plan, timeout: float, cell_limit: float) -> in
     worker_wait, connect_wait, master_timeout = _durations(args, "worker_wait", "connect_timeout", "master_timeout")
     if args.worker:
         return _run_worker(args, settings, connect_wait, master_timeout, PostgresUser)
-    run_dir, _lock = results_then_preflight(args, plan, settings.endpoint.url, settings, preflight)
+    with ExitStack() as held:
+        run_dir = claim_lock_and_check(args, plan, settings.endpoint.url, held, lambda: preflight(settings))
+        return _load(args, plan, settings, account_source, run_dir, timeout, cell_limit, worker_wait)
+
+
+def _load(args: argparse.Namespace, plan, settings, account_source: dict, run_dir: Path, timeout: float,
+          cell_limit: float, worker_wait: float) -> int:
+    import functools
+
+    from .. import headless
+    from ..distributed import DistributedError
+    from ..sockets import ports_running_low, time_wait_count
+    from ..users.postgres import PostgresUser
+    from .run import _run_master
+
     config = {"target": settings.endpoint.url, "journey": "database-login", "database": settings.describe(),
               "timeout_s": timeout, "accounts": account_source, "keep_failures": args.keep_failures,
               "processes": args.workers or 1}

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import argparse
 import json
+from contextlib import ExitStack
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from . import EXIT_FAILURE, CliError, say
+from .guards import claim_lock_and_check
 from .options import accounts_from_args, lab_account_defaults, running_lab, tls_verify
 
 LAB_TARGET = "lab:privacyidea"
@@ -70,9 +72,7 @@ def settings_from_args(args: argparse.Namespace, timeout: float):
 
 
 def run(args: argparse.Namespace, plan, timeout: float, cell_limit: float) -> int:
-    from .. import headless
-    from ..users.privacyidea import PrivacyIdeaUser, preflight
-    from .pg_run import results_then_preflight
+    from ..users.privacyidea import preflight
 
     if args.workers or args.master or args.worker:
         raise CliError("privacyIDEA targets run in one process (HOTP tokens are checked one at a time); "
@@ -80,7 +80,16 @@ def run(args: argparse.Namespace, plan, timeout: float, cell_limit: float) -> in
     if args.keep_failures < 0:
         raise CliError("--keep-failures must be 0 or more")
     settings, account_source = settings_from_args(args, timeout)
-    run_dir, _lock = results_then_preflight(args, plan, settings.url, settings, preflight)
+    with ExitStack() as held:
+        run_dir = claim_lock_and_check(args, plan, settings.url, held, lambda: preflight(settings))
+        return _load(args, plan, settings, account_source, run_dir, timeout, cell_limit)
+
+
+def _load(args: argparse.Namespace, plan, settings, account_source: dict, run_dir: Path, timeout: float,
+          cell_limit: float) -> int:
+    from .. import headless
+    from ..users.privacyidea import PrivacyIdeaUser
+
     config = {"target": settings.url, "journey": "privacyidea-validate", "privacyidea": settings.describe(),
               "timeout_s": timeout, "accounts": account_source, "keep_failures": args.keep_failures}
     say(f"target {settings.url}{CHECK_SUFFIX}: {settings.token_type} check ok; plan {args.pattern}, "
