@@ -366,3 +366,28 @@ def test_a_fault_plan_from_the_form_is_played_marked_and_not_replayed(lab_env, t
     second = json.loads((tmp_path / "results" / again.get_json()["run_id"] / "summary.json").read_text())["cells"][0]
     assert not second.get("faults")
     environment.runner.quit()
+
+
+def test_other_journeys_start_from_the_form_like_saml(lab_env, tmp_path):
+    """An LDAP target in the form runs LDAP binds (its preflight, user class and record), and the next run on
+    a SAML target is SAML again: the journey follows the target, run by run."""
+    environment, web_ui, launcher, _ = _build(tmp_path)
+    client = web_ui.app.test_client()
+    assert "ldap" in client.get("/authbench/api/state").get_json()["lab_backends"]  # offered in the form
+    runs = {}
+    for target in ("lab:ldap", "lab:local"):
+        answer = client.post("/authbench/api/start", json={"target": target, "pattern": "2x5", "warmup": "0"})
+        assert answer.status_code == 200, answer.get_json()
+        launcher.greenlet.join(timeout=RUN_LIMIT)
+        assert client.get("/authbench/api/state").get_json()["state"] == "done"
+        runs[target] = tmp_path / "results" / answer.get_json()["run_id"]
+    ldap_run = json.loads((runs["lab:ldap"] / "summary.json").read_text())
+    assert ldap_run["config"]["journey"] == "ldap-bind" and ldap_run["cells"][0]["summary"]["tests"] == 10
+    assert (runs["lab:ldap"] / "preflight.txt").read_text().startswith("preflight: one journey against ldap://")
+    saml_run = json.loads((runs["lab:local"] / "summary.json").read_text())
+    assert "journey" not in saml_run["config"] and saml_run["cells"][0]["summary"]["tests"] == 10
+    assert "[IdP login POST]" in (runs["lab:local"] / "preflight.txt").read_text()
+    refused = client.post("/authbench/api/start", json={"target": "lab:ldap", "pattern": "1x1",
+                                                        "fault": "at=1s stop ldap"})
+    assert refused.status_code == 400 and "--fault works with SAML runs" in refused.get_json()["message"]
+    environment.runner.quit()

@@ -91,9 +91,13 @@ def test_start_watch_and_read_a_run_in_chromium(web, tmp_path):
             page.fill("#target", f"lab:{BACKEND}")
             asked: list[str] = []
             page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.dismiss()))
-            page.click("#start")  # the full 2012 plan: asked to confirm first, and declined
+            page.click("#start")  # the full 2012 plan: asked to confirm first (after the estimate), and declined
+            deadline = time.monotonic() + STEP_LIMIT_MS / 1000
+            while not asked:
+                assert time.monotonic() < deadline, "no confirmation asked before the full plan"
+                page.wait_for_timeout(50)
+            assert asked[0].startswith("This plan takes about ")
             expect(page.locator("#state")).to_have_text("idle")
-            assert asked and asked[0].startswith("This plan takes about ")
             page.fill("#pattern", "2x2O")  # a letter O: bad input gets a visible one-line message
             page.click("#start")
             expect(page.locator("#form-error")).to_contain_text("is not USERSxRUNS")

@@ -7,7 +7,6 @@ before it sends a login, starts a lab or writes a file (docs/results-layout.md, 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,6 +16,7 @@ from . import CliError
 if TYPE_CHECKING:
     from ..patterns import Plan
     from ..results.lock import FolderLock
+    from .prepared import PreparedRun
 
 MIN_PORT, MAX_PORT = 1, 65535
 RUN_ID_HINT = "; give another --run-id, --resume to continue it or --overwrite to move it aside"
@@ -55,25 +55,25 @@ def claim_run_folder(args: argparse.Namespace, plan: Plan, target: str) -> tuple
         raise CliError(f"cannot write results under {args.results!r}: {exc}") from None
 
 
-def claim_lock_and_check(args: argparse.Namespace, plan: Plan, target: str, held: ExitStack,
-                         preflight: Callable[[], str | None]) -> Path:
+def claim_lock_and_check(args: argparse.Namespace, prepared: PreparedRun, held: ExitStack) -> Path:
     """For a journey's run (LDAP, database, privacyIDEA): claim its results folder, take the target's load lock
-    (the lab as a whole for a lab: target, else the target's origin; --force overrides) and try one journey
-    (`preflight()`: why it fails, or None), in that order — all refused now, not after the load. The folder
-    lock and the target lock are held by `held` to the end of the run; the run folder is returned."""
+    (PreparedRun.load_key; --force overrides) and try one journey, in that order — all refused now, not after
+    the load. Both locks are held by `held` to the end of the run; the run folder is returned, its
+    preflight.txt written."""
     from ..results.folder import abandon
-    from ..targets_lock import TargetBusy, lab_key, target_lock, url_key
+    from ..targets_lock import TargetBusy, target_lock
 
-    run_dir, folder_lock = claim_run_folder(args, plan, target)
+    run_dir, folder_lock = claim_run_folder(args, prepared.plan, prepared.target)
     held.callback(folder_lock.release)
-    key = lab_key(args.lab_dir) if args.target.startswith("lab:") else url_key(target)
     try:
-        held.enter_context(target_lock(key, f"authbench run (results {run_dir})", force=args.force))
-        problem = preflight()
+        held.enter_context(target_lock(prepared.load_key, f"authbench run (results {run_dir})", force=args.force))
+        check = prepared.preflight(prepared.settings)
     except TargetBusy:
         abandon(run_dir, folder_lock)
         raise
+    problem = check.problem()
     if problem:
         abandon(run_dir, folder_lock)
         raise CliError(problem)
+    check.save(run_dir)
     return run_dir

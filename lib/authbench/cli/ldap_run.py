@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 from . import EXIT_FAILURE, CliError, openmodel, say
 from .guards import claim_lock_and_check
 from .options import accounts_from_args, check_url_port, lab_account_defaults, running_lab
+from .prepared import PreparedRun, load_key, one_journey_preflight
 
 LDAP_SCHEMES = ("ldap://", "ldaps://")
 LAB_TARGETS = ("lab:ldap", "lab:ldaps")
@@ -82,31 +83,33 @@ def _settings(args: argparse.Namespace, timeout: float):
     return LDAPSettings(endpoint, picker, bind_dn or "", search, args.new_connection), account_source
 
 
-def run(args: argparse.Namespace, plan, timeout: float, cell_limit: float) -> int:
-    """The LDAP half of `authbench run`, after the plan is parsed."""
-    from ..users.ldap import preflight
+def prepare(args: argparse.Namespace, plan, timeout: float, cell_limit: float) -> PreparedRun:
+    from ..users.ldap import LDAPUser, preflight
 
     settings, account_source = _settings(args, timeout)
-    with ExitStack() as held:
-        run_dir = claim_lock_and_check(args, plan, settings.endpoint.url, held, lambda: preflight(settings))
-        return _load(args, plan, settings, account_source, run_dir, timeout, cell_limit)
+    url = settings.endpoint.url
+    config = {"target": url, "journey": "ldap-bind", "ldap": settings.describe(), "timeout_s": timeout,
+              "accounts": account_source}
+    return PreparedRun(plan, settings, config, url, cell_limit, 0, load_key(args, url), LDAPUser,
+                       one_journey_preflight(preflight, url))
 
 
-def _load(args: argparse.Namespace, plan, settings, account_source: dict, run_dir: Path, timeout: float,
-          cell_limit: float) -> int:
+def run(args: argparse.Namespace, plan, timeout: float, cell_limit: float) -> int:
+    """The LDAP half of `authbench run`, after the plan is parsed."""
     from .. import headless
     from ..sockets import ports_running_low, time_wait_count
-    from ..users.ldap import LDAPUser
 
-    config = {"target": settings.endpoint.url, "journey": "ldap-bind", "ldap": settings.describe(),
-              "timeout_s": timeout, "accounts": account_source}
-    say(f"target {settings.endpoint.url}: test {settings.describe()['mode']} ok; "
-        f"plan {openmodel.plan_text(args, plan)}, warm-up {plan.warmup:g} s, {plan.repeat} repetition(s)")
+    prepared = prepare(args, plan, timeout, cell_limit)
+    settings = prepared.settings
     port = settings.endpoint.port
     extras = (lambda: {"time_wait_after": time_wait_count(port)}) if args.new_connection else None
-    report = headless.execute(plan, LDAPUser, settings, config=config, results_base=run_dir.parent,
-                              run_id=run_dir.name, cell_time_limit=cell_limit, say=say, cell_extras=extras,
-                              resume=args.resume)
+    with ExitStack() as held:
+        run_dir = claim_lock_and_check(args, prepared, held)
+        say(f"target {prepared.target}: test {settings.describe()['mode']} ok; "
+            f"plan {openmodel.plan_text(args, plan)}, warm-up {plan.warmup:g} s, {plan.repeat} repetition(s)")
+        report = headless.execute(plan, prepared.user_class, settings, config=prepared.config,
+                                  results_base=run_dir.parent, run_id=run_dir.name, cell_time_limit=cell_limit,
+                                  say=say, cell_extras=extras, resume=args.resume)
     headless.print_report(report, say)
     if args.new_connection:
         waiting = time_wait_count(port)

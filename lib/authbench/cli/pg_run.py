@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import argparse
 from contextlib import ExitStack
-from pathlib import Path
 
 from . import EXIT_FAILURE, CliError, say
 from .guards import claim_lock_and_check
 from .options import accounts_from_args, lab_account_defaults, running_lab
+from .prepared import PreparedRun, load_key, one_journey_preflight
 
 PG_SCHEMES = ("postgresql://", "postgres://")
 LAB_TARGET = "lab:postgres"
@@ -46,52 +46,50 @@ def settings_from_args(args: argparse.Namespace, timeout: float):
     return PostgresSettings(endpoint, picker), account_source
 
 
-def run(args: argparse.Namespace, plan, timeout: float, cell_limit: float) -> int:
-    """The database half of `authbench run`, after the plan is parsed: one process, or a master with
-    --workers N processes (Percona's processes against threads), or a worker of one."""
+def prepare(args: argparse.Namespace, plan, timeout: float, cell_limit: float) -> PreparedRun:
     from ..users.postgres import PostgresUser, preflight
-    from .run import _durations, _run_worker
 
     settings, account_source = settings_from_args(args, timeout)
     if args.keep_failures < 0:
         raise CliError("--keep-failures must be 0 or more")
     if (args.workers is not None and args.workers < 1) or args.expect_workers < 1:
         raise CliError("--workers and --expect-workers must be at least 1")
-    worker_wait, connect_wait, master_timeout = _durations(args, "worker_wait", "connect_timeout", "master_timeout")
-    if args.worker:
-        return _run_worker(args, settings, connect_wait, master_timeout, PostgresUser)
-    with ExitStack() as held:
-        run_dir = claim_lock_and_check(args, plan, settings.endpoint.url, held, lambda: preflight(settings))
-        return _load(args, plan, settings, account_source, run_dir, timeout, cell_limit, worker_wait)
+    url = settings.endpoint.url
+    config = {"target": url, "journey": "database-login", "database": settings.describe(), "timeout_s": timeout,
+              "accounts": account_source, "keep_failures": args.keep_failures, "processes": args.workers or 1}
+    return PreparedRun(plan, settings, config, url, cell_limit, args.keep_failures, load_key(args, url),
+                       PostgresUser, one_journey_preflight(preflight, url))
 
 
-def _load(args: argparse.Namespace, plan, settings, account_source: dict, run_dir: Path, timeout: float,
-          cell_limit: float, worker_wait: float) -> int:
+def run(args: argparse.Namespace, plan, timeout: float, cell_limit: float) -> int:
+    """The database half of `authbench run`, after the plan is parsed: one process, or a master with
+    --workers N processes (Percona's processes against threads), or a worker of one."""
     import functools
 
     from .. import headless
     from ..distributed import DistributedError
     from ..sockets import ports_running_low, time_wait_count
-    from ..users.postgres import PostgresUser
-    from .run import _run_master
+    from .run import _durations, _run_master, _run_worker
 
-    config = {"target": settings.endpoint.url, "journey": "database-login", "database": settings.describe(),
-              "timeout_s": timeout, "accounts": account_source, "keep_failures": args.keep_failures,
-              "processes": args.workers or 1}
-    say(f"target {settings.endpoint.url}: login ok; plan {args.pattern}, warm-up {plan.warmup:g} s, "
-        f"{plan.repeat} repetition(s)")
+    prepared = prepare(args, plan, timeout, cell_limit)
+    settings, user = prepared.settings, prepared.user_class
+    worker_wait, connect_wait, master_timeout = _durations(args, "worker_wait", "connect_timeout", "master_timeout")
+    if args.worker:
+        return _run_worker(args, settings, connect_wait, master_timeout, user)
     port = settings.endpoint.port
-    execute = functools.partial(headless.execute, plan, PostgresUser, settings, config=config,
-                                results_base=run_dir.parent, run_id=run_dir.name, cell_time_limit=cell_limit,
-                                say=say, cell_extras=lambda: {"time_wait_after": time_wait_count(port)},
-                                keep_failures=args.keep_failures, resume=args.resume)
-    try:
-        if args.master or args.workers:
-            report = _run_master(args, execute, PostgresUser, settings, worker_wait)
-        else:
-            report = execute()
-    except DistributedError as exc:
-        raise CliError(str(exc), getattr(exc, "exit_code", 2)) from None
+    with ExitStack() as held:
+        run_dir = claim_lock_and_check(args, prepared, held)
+        say(f"target {prepared.target}: login ok; plan {args.pattern}, warm-up {plan.warmup:g} s, "
+            f"{plan.repeat} repetition(s)")
+        execute = functools.partial(headless.execute, plan, user, settings, config=prepared.config,
+                                    results_base=run_dir.parent, run_id=run_dir.name, cell_time_limit=cell_limit,
+                                    say=say, cell_extras=lambda: {"time_wait_after": time_wait_count(port)},
+                                    keep_failures=args.keep_failures, resume=args.resume)
+        try:
+            report = _run_master(args, execute, user, settings, worker_wait) if args.master or args.workers \
+                else execute()
+        except DistributedError as exc:
+            raise CliError(str(exc), getattr(exc, "exit_code", 2)) from None
     headless.print_report(report, say)
     waiting = time_wait_count(port)
     say(f"sockets in TIME_WAIT towards port {port} after the run: {waiting}")

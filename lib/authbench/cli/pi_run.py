@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 from . import EXIT_FAILURE, CliError, say
 from .guards import claim_lock_and_check
 from .options import accounts_from_args, lab_account_defaults, running_lab, tls_verify
+from .prepared import PreparedRun, load_key, one_journey_preflight
 
 LAB_TARGET = "lab:privacyidea"
 CHECK_SUFFIX = "/validate/check"
@@ -71,8 +72,8 @@ def settings_from_args(args: argparse.Namespace, timeout: float):
     return settings, account_source
 
 
-def run(args: argparse.Namespace, plan, timeout: float, cell_limit: float) -> int:
-    from ..users.privacyidea import preflight
+def prepare(args: argparse.Namespace, plan, timeout: float, cell_limit: float) -> PreparedRun:
+    from ..users.privacyidea import PrivacyIdeaUser, preflight
 
     if args.workers or args.master or args.worker:
         raise CliError("privacyIDEA targets run in one process (HOTP tokens are checked one at a time); "
@@ -80,22 +81,23 @@ def run(args: argparse.Namespace, plan, timeout: float, cell_limit: float) -> in
     if args.keep_failures < 0:
         raise CliError("--keep-failures must be 0 or more")
     settings, account_source = settings_from_args(args, timeout)
-    with ExitStack() as held:
-        run_dir = claim_lock_and_check(args, plan, settings.url, held, lambda: preflight(settings))
-        return _load(args, plan, settings, account_source, run_dir, timeout, cell_limit)
-
-
-def _load(args: argparse.Namespace, plan, settings, account_source: dict, run_dir: Path, timeout: float,
-          cell_limit: float) -> int:
-    from .. import headless
-    from ..users.privacyidea import PrivacyIdeaUser
-
     config = {"target": settings.url, "journey": "privacyidea-validate", "privacyidea": settings.describe(),
               "timeout_s": timeout, "accounts": account_source, "keep_failures": args.keep_failures}
-    say(f"target {settings.url}{CHECK_SUFFIX}: {settings.token_type} check ok; plan {args.pattern}, "
-        f"warm-up {plan.warmup:g} s, {plan.repeat} repetition(s)")
-    report = headless.execute(plan, PrivacyIdeaUser, settings, config=config, results_base=run_dir.parent,
-                              run_id=run_dir.name, cell_time_limit=cell_limit, say=say,
-                              keep_failures=args.keep_failures, resume=args.resume)
+    return PreparedRun(plan, settings, config, settings.url, cell_limit, args.keep_failures,
+                       load_key(args, settings.url), PrivacyIdeaUser, one_journey_preflight(preflight, settings.url))
+
+
+def run(args: argparse.Namespace, plan, timeout: float, cell_limit: float) -> int:
+    from .. import headless
+
+    prepared = prepare(args, plan, timeout, cell_limit)
+    settings = prepared.settings
+    with ExitStack() as held:
+        run_dir = claim_lock_and_check(args, prepared, held)
+        say(f"target {settings.url}{CHECK_SUFFIX}: {settings.token_type} check ok; plan {args.pattern}, "
+            f"warm-up {plan.warmup:g} s, {plan.repeat} repetition(s)")
+        report = headless.execute(plan, prepared.user_class, settings, config=prepared.config,
+                                  results_base=run_dir.parent, run_id=run_dir.name, cell_time_limit=cell_limit,
+                                  say=say, keep_failures=args.keep_failures, resume=args.resume)
     headless.print_report(report, say)
     return 0 if report.complete and not report.degraded else EXIT_FAILURE

@@ -6,14 +6,13 @@ import argparse
 import functools
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from ..results.folder import abandon
 from ..signals import note
-from ..targets_lock import TargetBusy, lab_key, target_lock, url_key
+from ..targets_lock import TargetBusy, target_lock
 from . import EXIT_CRITERIA_FAILED, EXIT_FAILURE, CliError, fault_options, ldap_run, openmodel, pg_run, pi_run, say
 from .guards import check_ports, claim_run_folder
 from .options import (
@@ -30,13 +29,11 @@ from .options import (
     success_rule,
     tls_verify,
 )
+from .prepared import LAB_PREFIX, PreparedRun, load_key
 
 if TYPE_CHECKING:
-    from ..faults.plan import Fault
     from ..patterns import Plan
-    from ..users.saml import SAMLSettings
 
-LAB_PREFIX = "lab:"
 LAB_SSO_PATH = "/idp/profile/SAML2/Redirect/SSO"
 DEFAULT_MASTER_PORT = 5557  # Locust's
 MAX_ENTITY_ID = 1024  # SAML core 8.3.6: an entityID is a URI of at most 1024 characters
@@ -157,21 +154,6 @@ def _lab_target(name: str, args: argparse.Namespace) -> tuple[str, str, dict]:
                                       "idp_cert": config.cluster_dir(name)}
 
 
-@dataclass
-class PreparedRun:
-    """A run's plan and journey settings, checked; `config` describes it for the record (no secrets)."""
-
-    plan: Plan
-    settings: SAMLSettings
-    config: dict[str, Any]
-    target: str
-    cell_time_limit: float
-    keep_failures: int
-    load_key: str  # what the run loads, for targets_lock: the lab as a whole, or the target's origin
-    faults: list[Fault]  # the --fault plan (docs/failover.md), lab components resolved
-    lab_run_dir: str  # where the lab the faults act on runs
-
-
 def _plan_options(args: argparse.Namespace) -> tuple[Plan, float, float]:
     """(plan, per-request timeout, cell time limit): what every journey's run needs; CliError."""
     from ..patterns import PlanError, check_cell_limit, parse_duration, parse_plan
@@ -193,7 +175,7 @@ def _plan_options(args: argparse.Namespace) -> tuple[Plan, float, float]:
 
 def prepare(args: argparse.Namespace) -> PreparedRun:
     """Options (of `authbench run`, or the web UI's form parsed by the same parser) → a checked run; CliError."""
-    from ..users.saml import SAMLSettings
+    from ..users.saml import SAMLSettings, SAMLUser, preflight
 
     plan, timeout, cell_limit = _plan_options(args)
     if (args.workers is not None and args.workers < 1) or args.expect_workers < 1:
@@ -228,19 +210,32 @@ def prepare(args: argparse.Namespace) -> PreparedRun:
               "reuse_session": args.reuse_session, "new_connection": args.new_connection,
               "success_rule": rule.describe(), "keep_failures": args.keep_failures, "pace_s": pace,
               "faults": [fault.describe() for fault in faults]}
-    key = lab_key(args.lab_dir) if args.target.startswith(LAB_PREFIX) else url_key(target)
-    return PreparedRun(plan, settings, config, target, cell_limit, args.keep_failures, key, faults, args.lab_dir)
+    return PreparedRun(plan, settings, config, target, cell_limit, args.keep_failures, load_key(args, target),
+                       SAMLUser, preflight, faults, args.lab_dir)
+
+
+def _other_journey(args: argparse.Namespace) -> Any:
+    """The CLI module of the journey the target names when it is not SAML SSO, or None: LDAP binds
+    (ldap_run), database logins (pg_run), privacyIDEA's /validate/check (pi_run)."""
+    for journey in (ldap_run, pg_run, pi_run):
+        if journey.wants(args.target):
+            if args.fault:
+                raise CliError("--fault works with SAML runs for now; for other targets stop the server by hand "
+                               "(docs/failover.md)")
+            return journey
+    return None
+
+
+def prepare_any(args: argparse.Namespace) -> PreparedRun:
+    """`prepare` for whatever journey the target names: the web UI's form starts any of them."""
+    journey = _other_journey(args)
+    return journey.prepare(args, *_plan_options(args)) if journey else prepare(args)
 
 
 def _run(args: argparse.Namespace) -> int:
-    if ldap_run.wants(args.target) and args.fault:
-        raise CliError("--fault works with SAML runs for now; for LDAP, stop the server by hand (docs/failover.md)")
-    if ldap_run.wants(args.target):  # LDAP binds in the same patterns (one process)
-        return ldap_run.run(args, *_plan_options(args))
-    if pg_run.wants(args.target):  # database logins against LDAP, in the same patterns
-        return pg_run.run(args, *_plan_options(args))
-    if pi_run.wants(args.target):  # privacyIDEA's /validate/check (one process)
-        return pi_run.run(args, *_plan_options(args))
+    journey = _other_journey(args)
+    if journey is not None:  # the same patterns, results and reports; the journey's own run
+        return journey.run(args, *_plan_options(args))
     prepared = prepare(args)
     worker_wait, connect_wait, master_timeout = _durations(args, "worker_wait", "connect_timeout", "master_timeout")
     if args.worker:
@@ -261,10 +256,9 @@ def _load(args: argparse.Namespace, prepared: PreparedRun, run_dir: Path, lock: 
     from ..faults.execute import FaultSchedule
     from ..metrics import MetricsError
     from ..sockets import time_wait_count
-    from ..users.saml import SAMLUser, preflight
 
     plan, settings, target = prepared.plan, prepared.settings, prepared.target
-    check = preflight(settings)  # before any warm-up: one whole login, every hop shown
+    check = prepared.preflight(settings)  # before any warm-up: one whole login, every hop shown
     for line in check.lines():
         say(line)
     problem = check.problem(check.save(run_dir))
@@ -282,13 +276,14 @@ def _load(args: argparse.Namespace, prepared: PreparedRun, run_dir: Path, lock: 
         return {**({"time_wait_after": time_wait_count(port)} if args.new_connection else {}),
                 **(schedule.finish() if schedule else {})}
 
-    run = functools.partial(headless.execute, plan, SAMLUser, settings, config=prepared.config,
+    run = functools.partial(headless.execute, plan, prepared.user_class, settings, config=prepared.config,
                             results_base=run_dir.parent, run_id=run_dir.name, cell_time_limit=prepared.cell_time_limit,
                             resume=args.resume, say=say, cell_extras=extras, metrics_port=args.metrics_port,
                             metrics_host=args.metrics_host, keep_failures=prepared.keep_failures,
                             listen=schedule and schedule.listen)
     try:
-        report = _run_master(args, run, SAMLUser, settings, worker_wait) if args.master or args.workers else run()
+        distributed = args.master or args.workers
+        report = _run_master(args, run, prepared.user_class, settings, worker_wait) if distributed else run()
     except (DistributedError, MetricsError) as exc:
         raise CliError(str(exc), getattr(exc, "exit_code", 2)) from None
     headless.print_report(report, say)

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from ..errors import CliError
 from ..patterns import PlanError, parse_duration
 from ..web.launch import DEFAULT_CELL_TIME_LIMIT
-from .run import PreparedRun
+from .prepared import PreparedRun
 
 # Optional fields of the form, each one `authbench run` option. The password rule and an uploaded CSV are
 # secrets: they go to the parser in this process only (no command line anyone could read) and the CSV
@@ -48,7 +48,8 @@ def parse_form(form: dict[str, str], run_options: str = "", accounts_csv: str | 
     --run-options`; `accounts_csv` is the file an uploaded CSV was written to."""
     target = (form.get("target") or "").strip()
     if not target:
-        raise CliError("give a target: lab:BACKEND or the SP's protected URL")
+        raise CliError("give a target: lab:BACKEND or the SP's protected URL (or an LDAP, database or "
+                       "privacyIDEA target)")
     repeat = (form.get("repeat") or "1").strip()
     if not repeat.isdigit():
         raise CliError(f"repetitions {repeat!r} is not a whole number")
@@ -78,8 +79,9 @@ def parse_form(form: dict[str, str], run_options: str = "", accounts_csv: str | 
 
 
 def form_preparer(run_options: str = "") -> Callable[[dict[str, str]], PreparedRun]:
-    """form → a checked run (CliError on bad input); `run_options` are checked now, not at the first start."""
-    from .run import prepare
+    """form → a checked run (CliError on bad input), whatever the target's journey (SAML SSO, LDAP, database,
+    privacyIDEA); `run_options` are checked now, not at the first start."""
+    from .run import prepare_any as prepare
 
     parse_form({"target": "lab:x", "pattern": "1x1"}, run_options)
 

@@ -33,8 +33,9 @@ CONFIRM_AFTER_S = 180.0  # plans estimated longer than this are started only aft
 log = logging.getLogger(__name__)
 
 
-def lab_backends(lab_dir: str | None) -> list[str]:
-    """The clusters of the embedded lab running in `lab_dir` (as `lab:NAME` targets resolve them), or none."""
+def lab_targets(lab_dir: str | None) -> list[str]:
+    """What the embedded lab running in `lab_dir` offers as `lab:NAME` targets: its clusters first (SAML SSO),
+    then its directory (`ldap`, `ldaps`) and its optional servers (`postgres`, `privacyidea`); or none."""
     from authbench_lab import lab
     from authbench_lab.config import LabConfig
 
@@ -42,9 +43,10 @@ def lab_backends(lab_dir: str | None) -> list[str]:
         return []
     try:
         state = lab.read_state(lab_dir)
-        return list(LabConfig.from_dict(state["config"]).backends) if state else []
+        config = LabConfig.from_dict(state["config"]) if state else None
     except Exception:  # a broken or foreign lab.json: no lab to offer, the URL field still works
         return []
+    return [*config.backends, "ldap", "ldaps", *config.extras] if config else []
 
 
 def install(environment, results: Path, prepare: Callable[[dict[str, str]], Any],
@@ -54,7 +56,6 @@ def install(environment, results: Path, prepare: Callable[[dict[str, str]], Any]
     `prepare(form)` turns the start form into a checked run (cli.web_form.form_preparer); `lab_dir` is where
     the embedded lab whose clusters the form offers runs.
     """
-    from ..users.saml import preflight
 
     web_ui = environment.web_ui
     app = web_ui.app
@@ -82,7 +83,7 @@ def install(environment, results: Path, prepare: Callable[[dict[str, str]], Any]
     @app.route(f"{PREFIX}/api/state")
     @guard
     def state() -> Response:
-        return jsonify({**live.snapshot(), "busy": launcher.running, "lab_backends": lab_backends(lab_dir),
+        return jsonify({**live.snapshot(), "busy": launcher.running, "lab_backends": lab_targets(lab_dir),
                         "login": bool(web_ui.web_login),
                         "defaults": DEFAULT_FORM, "results": str(results)})
 
@@ -96,7 +97,7 @@ def install(environment, results: Path, prepare: Callable[[dict[str, str]], Any]
         if not isinstance(form, dict):
             return jsonify({"ok": False, "message": "send the form as a JSON object"}), 400
         try:
-            run_id = launcher.start({k: str(v) for k, v in form.items()}, preflight=preflight)
+            run_id = launcher.start({k: str(v) for k, v in form.items()})
         except CliError as exc:
             return jsonify({"ok": False, "message": " ".join(str(exc).split())}), 400
         except Exception as exc:  # e.g. a damaged lab.json: one line on the page, the traceback in the log

@@ -45,9 +45,9 @@ class Launcher:
     def running(self) -> bool:
         return self._starting or (self.greenlet is not None and not self.greenlet.dead)
 
-    def start(self, form: dict[str, str], *, preflight: Callable[[Any], Any]) -> str:
-        """Check the form, try one journey (`users.saml.preflight`), create the run folder and start; the run
-        id, or CliError."""
+    def start(self, form: dict[str, str]) -> str:
+        """Check the form, try one journey (the prepared run's preflight), create the run folder and start; the
+        run id, or CliError."""
         if self.running:
             raise CliError("a run is in progress; stop it first")
         self._starting = True
@@ -55,7 +55,7 @@ class Launcher:
         try:
             prepared = self.prepare(form)
             lock.enter_context(target_lock(prepared.load_key, f"authbench web (results {self.results})"))
-            check = preflight(prepared.settings)  # one whole login before any load, every hop recorded
+            check = prepared.preflight(prepared.settings)  # one whole journey before any load
             for line in check.lines():
                 log.info("%s", line)
             problem = check.problem()
@@ -72,6 +72,7 @@ class Launcher:
         finally:
             self._starting = False
         self.environment.authbench.settings = prepared.settings
+        self.environment.user_classes = [prepared.user_class]  # the journey the target names
         self.live.begin(run_dir.name, prepared.target, prepared.plan)
         self.greenlet = gevent.spawn(self._run, run_dir, prepared, lock)
         return run_dir.name
@@ -87,12 +88,11 @@ class Launcher:
     def _run(self, run_dir: Path, prepared: Any, lock: ExitStack) -> None:
         from ..faults.execute import FaultSchedule
         from ..headless import execute
-        from ..users.saml import SAMLUser
 
         state, message = FAILED, "the run ended unexpectedly"
         schedule = FaultSchedule(prepared.faults, prepared.lab_run_dir, log.info) if prepared.faults else None
         try:
-            report = execute(prepared.plan, SAMLUser, prepared.settings, config=prepared.config,
+            report = execute(prepared.plan, prepared.user_class, prepared.settings, config=prepared.config,
                              results_base=run_dir.parent, run_id=run_dir.name,
                              cell_time_limit=prepared.cell_time_limit, say=log.info, environment=self.environment,
                              keep_failures=prepared.keep_failures, listen=schedule and schedule.listen,

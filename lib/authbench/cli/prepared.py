@@ -1,0 +1,73 @@
+"""A run checked and ready, whatever its journey: what `authbench run` and the web UI's form both start.
+
+Each journey's CLI module (run.py for SAML, ldap_run, pg_run, pi_run) turns the options into a `PreparedRun`:
+the Locust user class, its settings, the record of the run (no secrets) and the one-journey preflight that
+must pass before any load. The web UI starts any of them the same way.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..targets_lock import lab_key, url_key
+
+if TYPE_CHECKING:
+    from ..faults.plan import Fault
+    from ..patterns import Plan
+
+LAB_PREFIX = "lab:"
+
+
+@dataclass
+class PreparedRun:
+    """A run's plan and journey settings, checked; `config` describes it for the record (no secrets)."""
+
+    plan: Plan
+    settings: Any  # the journey's settings (users.saml.SAMLSettings, users.ldap.LDAPSettings, …)
+    config: dict[str, Any]
+    target: str
+    cell_time_limit: float
+    keep_failures: int
+    load_key: str  # what the run loads, for targets_lock: the lab as a whole, or the target's origin
+    user_class: type  # the journey's Locust user (users.saml.SAMLUser, users.ldap.LDAPUser, …)
+    preflight: Callable[[Any], Any]  # settings → a check with lines(), problem() and save(folder)
+    faults: list[Fault] = field(default_factory=list)  # the --fault plan (docs/failover.md), lab components resolved
+    lab_run_dir: str = ""  # where the lab the faults act on runs
+
+
+def load_key(args: argparse.Namespace, target: str) -> str:
+    """The lab as a whole for a `lab:` target (its servers share the machine), else the target's origin."""
+    return lab_key(args.lab_dir) if args.target.startswith(LAB_PREFIX) else url_key(target)
+
+
+@dataclass
+class OneJourneyCheck:
+    """The preflight of a journey that answers only "ok" or why not (LDAP, database, privacyIDEA), shown and
+    saved like the SAML walk's trail."""
+
+    target: str
+    failure: str | None
+
+    def lines(self) -> list[str]:
+        return [f"preflight: one journey against {self.target}: " + (f"failed: {self.failure}" if self.failure
+                                                                       else "ok")]
+
+    def problem(self, saved: Path | None = None) -> str | None:
+        return self.failure
+
+    def save(self, folder: Path) -> Path:
+        from ..users.saml import PREFLIGHT_FILE
+
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / PREFLIGHT_FILE
+        path.write_text("\n".join(self.lines()) + "\n", encoding="utf-8")
+        return path
+
+
+def one_journey_preflight(check: Callable[[Any], str | None], target: str) -> Callable[[Any], OneJourneyCheck]:
+    """A journey's `preflight(settings) -> why it fails, or None` as a PreparedRun.preflight."""
+    return lambda settings: OneJourneyCheck(target, check(settings))
