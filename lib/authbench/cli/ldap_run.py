@@ -90,7 +90,7 @@ def prepare(args: argparse.Namespace, plan, timeout: float, cell_limit: float) -
     url = settings.endpoint.url
     config = {"target": url, "journey": "ldap-bind", "ldap": settings.describe(), "timeout_s": timeout,
               "accounts": account_source}
-    return PreparedRun(plan, settings, config, url, cell_limit, 0, load_key(args, url), LDAPUser,
+    return PreparedRun(plan, settings, config, url, cell_limit, args.keep_failures, load_key(args, url), LDAPUser,
                        one_journey_preflight(preflight, url))
 
 
@@ -107,9 +107,7 @@ def run(args: argparse.Namespace, plan, timeout: float, cell_limit: float) -> in
         run_dir = claim_lock_and_check(args, prepared, held)
         say(f"target {prepared.target}: test {settings.describe()['mode']} ok; "
             f"plan {openmodel.plan_text(args, plan)}, warm-up {plan.warmup:g} s, {plan.repeat} repetition(s)")
-        report = headless.execute(plan, prepared.user_class, settings, config=prepared.config,
-                                  results_base=run_dir.parent, run_id=run_dir.name, cell_time_limit=cell_limit,
-                                  say=say, cell_extras=extras, resume=args.resume)
+        report = prepared.execute(run_dir, say=say, cell_extras=extras, resume=args.resume)
     headless.print_report(report, say)
     if args.new_connection:
         waiting = time_wait_count(port)

@@ -81,10 +81,8 @@ def run(args: argparse.Namespace, plan, timeout: float, cell_limit: float) -> in
         run_dir = claim_lock_and_check(args, prepared, held)
         say(f"target {prepared.target}: login ok; plan {args.pattern}, warm-up {plan.warmup:g} s, "
             f"{plan.repeat} repetition(s)")
-        execute = functools.partial(headless.execute, plan, user, settings, config=prepared.config,
-                                    results_base=run_dir.parent, run_id=run_dir.name, cell_time_limit=cell_limit,
-                                    say=say, cell_extras=lambda: {"time_wait_after": time_wait_count(port)},
-                                    keep_failures=args.keep_failures, resume=args.resume)
+        execute = functools.partial(prepared.execute, run_dir, say=say, resume=args.resume,
+                                    cell_extras=lambda: {"time_wait_after": time_wait_count(port)})
         try:
             report = _run_master(args, execute, user, settings, worker_wait) if args.master or args.workers \
                 else execute()

@@ -96,8 +96,6 @@ def run(args: argparse.Namespace, plan, timeout: float, cell_limit: float) -> in
         run_dir = claim_lock_and_check(args, prepared, held)
         say(f"target {settings.url}{CHECK_SUFFIX}: {settings.token_type} check ok; plan {args.pattern}, "
             f"warm-up {plan.warmup:g} s, {plan.repeat} repetition(s)")
-        report = headless.execute(plan, prepared.user_class, settings, config=prepared.config,
-                                  results_base=run_dir.parent, run_id=run_dir.name, cell_time_limit=cell_limit,
-                                  say=say, keep_failures=args.keep_failures, resume=args.resume)
+        report = prepared.execute(run_dir, say=say, resume=args.resume)
     headless.print_report(report, say)
     return 0 if report.complete and not report.degraded else EXIT_FAILURE

@@ -38,6 +38,15 @@ class PreparedRun:
     faults: list[Fault] = field(default_factory=list)  # the --fault plan (docs/failover.md), lab components resolved
     lab_run_dir: str = ""  # where the lab the faults act on runs
 
+    def execute(self, run_dir: Path, **options: Any) -> Any:
+        """headless.execute of this run into `run_dir` (a claimed folder); `options` are execute's own (say,
+        resume, cell_extras, listen, environment, metrics_port, …). The RunReport."""
+        from .. import headless
+
+        return headless.execute(self.plan, self.user_class, self.settings, config=self.config,
+                                results_base=run_dir.parent, run_id=run_dir.name,
+                                cell_time_limit=self.cell_time_limit, keep_failures=self.keep_failures, **options)
+
 
 def load_key(args: argparse.Namespace, target: str) -> str:
     """The lab as a whole for a `lab:` target (its servers share the machine), else the target's origin."""

@@ -276,10 +276,8 @@ def _load(args: argparse.Namespace, prepared: PreparedRun, run_dir: Path, lock: 
         return {**({"time_wait_after": time_wait_count(port)} if args.new_connection else {}),
                 **(schedule.finish() if schedule else {})}
 
-    run = functools.partial(headless.execute, plan, prepared.user_class, settings, config=prepared.config,
-                            results_base=run_dir.parent, run_id=run_dir.name, cell_time_limit=prepared.cell_time_limit,
-                            resume=args.resume, say=say, cell_extras=extras, metrics_port=args.metrics_port,
-                            metrics_host=args.metrics_host, keep_failures=prepared.keep_failures,
+    run = functools.partial(prepared.execute, run_dir, resume=args.resume, say=say, cell_extras=extras,
+                            metrics_port=args.metrics_port, metrics_host=args.metrics_host,
                             listen=schedule and schedule.listen)
     try:
         distributed = args.master or args.workers

@@ -4,7 +4,7 @@ The form is parsed and checked by the `prepare` function `authbench web` hands i
 parser and `cli.run.prepare`, see cli/web_form.py), so a target, pattern or warm-up means the same in
 both places and this package never imports the CLI. The plan runs in a greenlet on the environment's
 runner (`runner.run_plan`), and its run folder is written as `authbench run` writes it
-(docs/results-layout.md) by the same code (`headless.execute` on the UI's environment).
+(docs/results-layout.md) by the same code (`PreparedRun.execute`, headless.execute on the UI's environment).
 """
 
 from __future__ import annotations
@@ -87,16 +87,12 @@ class Launcher:
 
     def _run(self, run_dir: Path, prepared: Any, lock: ExitStack) -> None:
         from ..faults.execute import FaultSchedule
-        from ..headless import execute
 
         state, message = FAILED, "the run ended unexpectedly"
         schedule = FaultSchedule(prepared.faults, prepared.lab_run_dir, log.info) if prepared.faults else None
         try:
-            report = execute(prepared.plan, prepared.user_class, prepared.settings, config=prepared.config,
-                             results_base=run_dir.parent, run_id=run_dir.name,
-                             cell_time_limit=prepared.cell_time_limit, say=log.info, environment=self.environment,
-                             keep_failures=prepared.keep_failures, listen=schedule and schedule.listen,
-                             cell_extras=schedule and schedule.finish)
+            report = prepared.execute(run_dir, say=log.info, environment=self.environment,
+                                      listen=schedule and schedule.listen, cell_extras=schedule and schedule.finish)
             state, message = DONE, "" if report.complete else "a pattern repetition was cut short by the time limit"
         except StoppedByUser as exc:
             state, message = STOPPED, (f"stopped by the user {exc.by}; finished repetitions are kept, "
