@@ -37,12 +37,12 @@ def say(text: str = "") -> None:
 
 # Subcommand → function adding its parser; each parser sets `handler`.
 def _subcommands() -> dict[str, Callable[[argparse._SubParsersAction], None]]:
-    from . import authrate, check_cluster, compare, lab, openmodel, report, run, web
+    from . import authrate, check_cluster, compare, lab, openmodel, pi_bench, report, run, web
 
     return {"lab": lab.add_parser, "run": run.add_parser, "sp-metadata": run.add_sp_metadata_parser,
             "check-cluster": check_cluster.add_parser, "compare": compare.add_parser, "report": report.add_parser,
             "web": web.add_parser, "authrate": authrate.add_parser,
-            "capacity": openmodel.add_capacity_parser}
+            "capacity": openmodel.add_capacity_parser, "privacyidea-bench": pi_bench.add_parser}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -57,7 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # Commands that run Locust, gevent or the journeys: gevent must patch the standard library before ssl is imported.
-LOAD_COMMANDS = ("run", "compare", "check-cluster", "web", "authrate", "capacity")
+LOAD_COMMANDS = ("run", "compare", "check-cluster", "web", "authrate", "capacity", "privacyidea-bench")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
