@@ -122,3 +122,22 @@ def test_user_cache_fills_on_the_first_pass_when_on(extras_lab, tmp_path):
         db.execute("DELETE FROM usercache")
     assert [check(pool, given, user)[0] for user in users] == [True] * len(users)
     assert not set(users) & cached()  # cache off: nothing stored
+
+
+def test_onespan_levels_on_otp_with_the_servers_cpu(extras_lab, monkeypatch, tmp_path, capsys):
+    """OneSpan's baseline (typical, then peak load, as arrival rates) against privacyIDEA's HOTP tokens, scaled
+    down to seconds: each level a cell with its rates, and the CPU of privacyIDEA and of slapd beside it."""
+    monkeypatch.setenv("AUTHBENCH_LAB_DIR", str(extras_lab.run_dir))
+    code = main(["run", "--target", "lab:privacyidea", "--otp-type", "hotp", "--levels",
+                 "typical=1/s:3s,peak=3/s:3s", "--results", str(tmp_path), "--run-id", "onespan"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    cells = json.loads((tmp_path / "onespan" / "summary.json").read_text())["cells"]
+    assert [cell["pattern"] for cell in cells] == ["typical", "peak"]
+    assert [cell["open"]["target_rate"] for cell in cells] == [1.0, 3.0]
+    assert [cell["summary"]["tests"] for cell in cells] == [3, 9] and all(c["summary"]["errors"] == 0 for c in cells)
+    for cell in cells:
+        parts = cell["resources"]["components"]
+        assert {"privacyidea", "ldap", "generator"} <= set(parts) and parts["privacyidea"]["cpu_s"] > 0
+    assert main(["report", str(tmp_path / "onespan")]) == 0  # the report renders a run of the new journey
+    assert "privacyidea" in (tmp_path / "onespan" / "report.md").read_text()

@@ -13,10 +13,11 @@ from contextlib import ExitStack
 from . import EXIT_FAILURE, CliError, say
 from .guards import claim_lock_and_check
 from .options import accounts_from_args, lab_account_defaults, running_lab
-from .prepared import PreparedRun, load_key, one_journey_preflight
+from .prepared import PreparedRun, lab_resources, load_key, one_journey_preflight
 
 PG_SCHEMES = ("postgresql://", "postgres://")
 LAB_TARGET = "lab:postgres"
+LAB_SAMPLED = ("postgres", "ldap")  # the database (its per-login backends included) and the directory it binds to
 
 
 def wants(target: str) -> bool:
@@ -57,8 +58,10 @@ def prepare(args: argparse.Namespace, plan, timeout: float, cell_limit: float) -
     url = settings.endpoint.url
     config = {"target": url, "journey": "database-login", "database": settings.describe(), "timeout_s": timeout,
               "accounts": account_source, "keep_failures": args.keep_failures, "processes": args.workers or 1}
+    on_lab = args.target == LAB_TARGET
     return PreparedRun(plan, settings, config, url, cell_limit, args.keep_failures, load_key(args, url),
-                       PostgresUser, one_journey_preflight(preflight, url))
+                       PostgresUser, one_journey_preflight(preflight, url), lab_run_dir=args.lab_dir if on_lab else "",
+                       sampled=LAB_SAMPLED if on_lab else ())
 
 
 def run(args: argparse.Namespace, plan, timeout: float, cell_limit: float) -> int:
@@ -81,13 +84,14 @@ def run(args: argparse.Namespace, plan, timeout: float, cell_limit: float) -> in
         run_dir = claim_lock_and_check(args, prepared, held)
         say(f"target {prepared.target}: login ok; plan {args.pattern}, warm-up {plan.warmup:g} s, "
             f"{plan.repeat} repetition(s)")
-        execute = functools.partial(prepared.execute, run_dir, say=say, resume=args.resume,
-                                    cell_extras=lambda: {"time_wait_after": time_wait_count(port)})
-        try:
-            report = _run_master(args, execute, user, settings, worker_wait) if args.master or args.workers \
-                else execute()
-        except DistributedError as exc:
-            raise CliError(str(exc), getattr(exc, "exit_code", 2)) from None
+        with lab_resources(prepared, run_dir) as (listen, resources):
+            execute = functools.partial(prepared.execute, run_dir, say=say, resume=args.resume, listen=listen,
+                                        cell_extras=lambda: {"time_wait_after": time_wait_count(port), **resources()})
+            try:
+                report = _run_master(args, execute, user, settings, worker_wait) if args.master or args.workers \
+                    else execute()
+            except DistributedError as exc:
+                raise CliError(str(exc), getattr(exc, "exit_code", 2)) from None
     headless.print_report(report, say)
     waiting = time_wait_count(port)
     say(f"sockets in TIME_WAIT towards port {port} after the run: {waiting}")

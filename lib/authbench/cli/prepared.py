@@ -8,7 +8,8 @@ must pass before any load. The web UI starts any of them the same way.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,7 +37,8 @@ class PreparedRun:
     user_class: type  # the journey's Locust user (users.saml.SAMLUser, users.ldap.LDAPUser, …)
     preflight: Callable[[Any], Any]  # settings → a check with lines(), problem() and save(folder)
     faults: list[Fault] = field(default_factory=list)  # the --fault plan (docs/failover.md), lab components resolved
-    lab_run_dir: str = ""  # where the lab the faults act on runs
+    lab_run_dir: str = ""  # where the lab the faults act on (or the sampled servers) run
+    sampled: tuple[str, ...] = ()  # the lab's servers whose CPU a lab-target run samples per cell (resources.py)
 
     def execute(self, run_dir: Path, **options: Any) -> Any:
         """headless.execute of this run into `run_dir` (a claimed folder); `options` are execute's own (say,
@@ -46,6 +48,28 @@ class PreparedRun:
         return headless.execute(self.plan, self.user_class, self.settings, config=self.config,
                                 results_base=run_dir.parent, run_id=run_dir.name,
                                 cell_time_limit=self.cell_time_limit, keep_failures=self.keep_failures, **options)
+
+
+@contextmanager
+def lab_resources(prepared: PreparedRun, run_dir: Path) -> Iterator[tuple[Any, Callable[[], dict[str, Any]]]]:
+    """(listen, extras) for PreparedRun.execute: the CPU and memory of the lab servers `prepared.sampled` names
+    (and the generator) per cell in summary.json's `resources`, as `compare` records them; (None, empty) when
+    the run's target is not the lab's. The sampler stops when the block ends."""
+    from authbench_lab import lab
+
+    from ..resources import GENERATOR, RESOURCES_FILE, ResourceSampler, lab_components, lab_pids
+
+    if not prepared.sampled or not prepared.lab_run_dir:
+        yield None, dict
+        return
+    state = lab.read_state(prepared.lab_run_dir) or {}
+    shared = lab_components(state, "")  # the lab's servers outside its clusters, and the generator
+    components = {name: pid for name, pid in shared.items() if name in (*prepared.sampled, GENERATOR)}
+    sampler = ResourceSampler(components, run_dir / RESOURCES_FILE, not_generator=lab_pids(state)).start()
+    try:
+        yield sampler.listen, lambda: {"resources": sampler.cell_summary()}
+    finally:
+        sampler.stop()
 
 
 def load_key(args: argparse.Namespace, target: str) -> str:
