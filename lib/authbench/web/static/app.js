@@ -363,9 +363,16 @@ function showTab(name) {
 // The "All runs" tab: the results folder as a list; reports built on demand; two runs compared in one report.
 const ticked = new Set();
 
+// Rows whose run has not changed are kept as they are between polls, so a button is never swapped under
+// the pointer while it is being clicked (only a run that is going on is redrawn, once a second).
+const runRows = new Map();  // run id -> { key: its JSON, tr }
+
 function showRuns(data) {
   const rows = data.runs.map((r) => {
+    const key = JSON.stringify(r), kept = runRows.get(r.id);
+    if (kept && kept.key === key) return kept.tr;
     const tr = document.createElement("tr");
+    runRows.set(r.id, { key, tr });
     tr.dataset.run = r.id;
     const box = document.createElement("input");
     box.type = "checkbox";
@@ -392,16 +399,20 @@ function showRuns(data) {
     return tr;
   });
   for (const id of [...ticked]) if (!data.runs.some((r) => r.id === id)) ticked.delete(id);
-  fill(document.querySelector("#runs tbody"), rows);
+  const tbody = document.querySelector("#runs tbody");
+  if (rows.length !== tbody.children.length || rows.some((tr, i) => tbody.children[i] !== tr)) fill(tbody, rows);
   updateCompare();
 }
 
 function updateCompare() { $("compare-runs").disabled = ticked.size !== 2; }
 
 async function buildReport(id, button) {
+  const label = button.textContent;
   button.disabled = true;
   button.textContent = "building…";
   const answer = await postJSON(`api/runs/${encodeURIComponent(id)}/report`, {}).catch((e) => ({ message: e.message }));
+  button.disabled = false;  // the row may be kept as it is (its run unchanged): the button must work again
+  button.textContent = label;
   if (answer.ok) window.open(answer.url, "_blank");
   else { $("runs-error").textContent = answer.message; $("runs-error").hidden = false; }
   poll();
