@@ -11,7 +11,7 @@ import urllib.request
 import pytest
 
 from authbench.cli import main
-from authbench.prometheus import PrometheusError, parse_queries
+from authbench.cluster.prometheus import PrometheusError, parse_queries
 
 from ports import PROMETHEUS
 

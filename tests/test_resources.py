@@ -6,8 +6,7 @@ import subprocess
 import sys
 import time
 
-from authbench.patterns import Pattern
-from authbench.resources import (
+from authbench.cluster.resources import (
     GENERATOR,
     GENERATOR_SATURATED_PCT,
     Reading,
@@ -15,6 +14,7 @@ from authbench.resources import (
     lab_components,
     summarize_readings,
 )
+from authbench.patterns import Pattern
 from authbench.results.sample import MEASURED, Sample
 
 BUSY_SECONDS = 3

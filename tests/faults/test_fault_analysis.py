@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from authbench.faults.analysis import analyse, reauthenticated, recovery_seconds, verdict
+from authbench.cluster.faults.analysis import analyse, reauthenticated, recovery_seconds, verdict
 from authbench.journeys.returning import FRESH, LOST, REUSED
 from authbench.results.sample import ERROR, MEASURED, OK, Sample
 

@@ -7,9 +7,9 @@ from types import SimpleNamespace
 
 import gevent
 
+from authbench.cluster.faults.execute import NOT_RUN, OUTPUT_CHARS, FaultSchedule, run_command
+from authbench.cluster.faults.plan import RUN, Fault, parse_faults
 from authbench.events import RunEvents
-from authbench.faults.execute import NOT_RUN, OUTPUT_CHARS, FaultSchedule, run_command
-from authbench.faults.plan import RUN, Fault, parse_faults
 
 
 def command(text: str, timeout: float = 10.0) -> dict:

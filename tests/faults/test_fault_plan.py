@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from authbench.faults.plan import RUN, START, STOP, Fault, FaultError, parse_faults, resolve_components
+from authbench.cluster.faults.plan import RUN, START, STOP, Fault, FaultError, parse_faults, resolve_components
 
 LAB = ["ldap", "memcached-a", "memcached-b", "redis-primary", "lb", "memcached/idp-a", "memcached/idp-b",
        "local/idp-a"]

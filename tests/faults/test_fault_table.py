@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from authbench.faults.table import format_test4, shown, verdict_rows
+from authbench.cluster.faults.table import format_test4, shown, verdict_rows
 
 
 def cell(users: int, lost: int, recovery: float | None, errors: int, backend: str = "local") -> dict:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from fixture_idps import FIXTURES, FLAVOURS, FixtureServer
 
-from authbench.cluster_checks import Account, Cluster, check_sso_across_nodes
+from authbench.cluster.checks import Account, Cluster, check_sso_across_nodes
 from authbench.journeys.fastbrowser import FastBrowser
 from authbench.journeys.forms import KEYCLOAK, PRESETS, SHIBBOLETH, SIMPLESAMLPHP, LoginFields
 from authbench.journeys.saml import (

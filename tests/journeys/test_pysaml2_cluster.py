@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from pysaml2_cluster import ACCOUNTS, IDP_HOST, SP_COOKIE, SSO_COOKIE, Pysaml2Cluster
 
-from authbench.cluster_checks import Account, Cluster, check_each_node, check_sso_across_nodes
+from authbench.cluster.checks import Account, Cluster, check_each_node, check_sso_across_nodes
 from authbench.journeys.fastbrowser import FastBrowser
 from authbench.journeys.saml import sso_login
 from authbench.journeys.sp_session import forget_sp_session

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from authbench.cluster_checks import Cluster, pinned_to
+from authbench.cluster.checks import Cluster, pinned_to
 from authbench.journeys.browser import Browser
 from authbench.journeys.fastbrowser import FastBrowser
 from authbench.journeys.saml import (

@@ -7,7 +7,7 @@ import base64
 import pytest
 import requests
 
-from authbench.cluster_checks import Account, Cluster, check_login_across_nodes, new_sp_session, run_checks
+from authbench.cluster.checks import Account, Cluster, check_login_across_nodes, new_sp_session, run_checks
 from authbench.journeys.fastbrowser import FastBrowser
 from authbench.journeys.forms import Page
 from authbench.journeys.saml import BAD_CREDENTIALS, STALE_REQUEST, sso_login

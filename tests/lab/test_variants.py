@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from authbench.cluster_checks import PASS, Account, Cluster, run_checks
+from authbench.cluster.checks import PASS, Account, Cluster, run_checks
 from authbench.journeys.fastbrowser import FastBrowser
 from authbench.journeys.saml import STALE_REQUEST, sso_login
 from authbench.journeys.sp_session import forget_sp_session

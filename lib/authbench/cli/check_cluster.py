@@ -68,7 +68,7 @@ def _reason(exc: Exception) -> str:
 
 
 def _check_cluster(args: argparse.Namespace) -> int:
-    from ..cluster_checks import Account, Cluster, check_each_node, format_table, run_checks
+    from ..cluster.checks import Account, Cluster, check_each_node, format_table, run_checks
     from .options import lab_account_defaults, lab_backend, lab_cluster, running_lab
 
     lab_defaults = None

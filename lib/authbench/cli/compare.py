@@ -106,7 +106,7 @@ def _pairs(items: list[str] | None, option: str) -> dict[str, str] | dict[str, l
 
 
 def _user_targets(args: argparse.Namespace) -> list:
-    from ..campaign import Target
+    from ..cluster.campaign import Target
 
     urls, lbs, nodes = _pairs(args.target, "--target"), _pairs(args.lb, "--lb"), _pairs(args.node, "--node")
     for option, named in (("--lb", lbs), ("--node", nodes)):
@@ -133,7 +133,7 @@ def _lab_targets(args: argparse.Namespace) -> tuple[list, Any, bool]:
     from authbench_lab import lab
     from authbench_lab.config import LabConfig
 
-    from ..campaign import Target
+    from ..cluster.campaign import Target
     from .lab import lab_call
 
     backends = lab_call(lab.parse_backends, "all" if args.backends is None else args.backends)
@@ -153,7 +153,7 @@ def _lab_targets(args: argparse.Namespace) -> tuple[list, Any, bool]:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from ..campaign import plan_lines
+    from ..cluster.campaign import plan_lines
     from ..patterns import PlanError, check_cell_limit, parse_duration, parse_plan
 
     campaign = None
@@ -201,7 +201,7 @@ def _safe(name: str, what: str) -> str:
 
 def _resumed(args: argparse.Namespace):
     """The campaign to continue, locked, its stored options put into `args`; CliError when it cannot be."""
-    from ..campaign import Campaign
+    from ..cluster.campaign import Campaign
     from ..results.lock import FolderBusy
 
     try:
@@ -238,7 +238,7 @@ def _check_campaign_id(args: argparse.Namespace) -> None:
 
 
 def _prometheus(args: argparse.Namespace):
-    from ..prometheus import PrometheusError, parse_queries
+    from ..cluster.prometheus import PrometheusError, parse_queries
 
     if not args.prometheus:
         if args.prometheus_query:
@@ -254,7 +254,7 @@ def _prometheus(args: argparse.Namespace):
 
 
 def _create(args: argparse.Namespace, targets: list, plan: Any, lab_config: Any):
-    from ..campaign import Campaign
+    from ..cluster.campaign import Campaign
     from ..headless import machine, versions
 
     config = {
@@ -331,7 +331,7 @@ def _write_report(campaign) -> bool:
 
 
 def _run_all(campaign, items: list, plan, targets: list) -> bool:
-    from ..campaign import execute_target
+    from ..cluster.campaign import execute_target
 
     names = [t.name for t in targets]
     ok = True
@@ -348,10 +348,10 @@ def _run_all(campaign, items: list, plan, targets: list) -> bool:
 def _target_run(args, target, plan, lab_config, verify, timeout, cell_limit, prometheus):
     """Settings and the run function of one target, after a preflight login (CliError when it fails)."""
     from .. import headless
-    from ..campaign import TargetRun
-    from ..cluster_checks import Account
-    from ..faults.execute import FaultSchedule
-    from ..resources import GENERATOR, RESOURCES_FILE, ResourceSampler, lab_components, lab_pids
+    from ..cluster.campaign import TargetRun
+    from ..cluster.checks import Account
+    from ..cluster.faults.execute import FaultSchedule
+    from ..cluster.resources import GENERATOR, RESOURCES_FILE, ResourceSampler, lab_components, lab_pids
     from ..users.saml import SAMLSettings, SAMLUser, preflight
 
     rule = success_rule(args)
@@ -410,8 +410,8 @@ def _target_run(args, target, plan, lab_config, verify, timeout, cell_limit, pro
 
 
 def _print_comparison(campaign, names: list[str]) -> None:
-    from ..cluster_checks import CheckResult, format_table
-    from ..faults.table import format_test4
+    from ..cluster.checks import CheckResult, format_table
+    from ..cluster.faults.table import format_test4
     from ..results.summary import Summary
     from ..results.table import format_comparison, run_label
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from . import CliError
 
 if TYPE_CHECKING:
-    from ..faults.plan import Fault
+    from ..cluster.faults.plan import Fault
 
 DEFAULT_FAULT_PACE = 1.0  # seconds between a user's journey starts in a fault run without --pace
 
@@ -41,7 +41,7 @@ def pace(args: argparse.Namespace) -> float:
 
 def faults(args: argparse.Namespace, backend: str | None, lab_run_dir: str) -> list[Fault]:
     """The fault plan, lab components resolved against the running lab; CliError (exit 2) when it cannot run."""
-    from ..faults.plan import FaultError, needs_lab, parse_faults, resolve_components
+    from ..cluster.faults.plan import FaultError, needs_lab, parse_faults, resolve_components
 
     try:
         plan = parse_faults(args.fault)

@@ -141,7 +141,7 @@ def _lab_start(args: argparse.Namespace) -> int:
 
 def _lab_check(args: argparse.Namespace) -> int:
     """One SSO per cluster through its balancer, then Tests 1–3, against the lab's expected table."""
-    from authbench.cluster_checks import Account, format_table, run_checks
+    from authbench.cluster.checks import Account, format_table, run_checks
     from authbench.journeys.fastbrowser import FastBrowser
     from authbench.journeys.saml import sso_login
     from authbench_lab.config import EXPECTED_CLUSTER_CHECKS, password_for, username

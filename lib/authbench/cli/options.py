@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from authbench_lab.config import LabConfig
 
     from ..accounts import AccountPicker
-    from ..cluster_checks import Cluster
+    from ..cluster.checks import Cluster
     from ..journeys.success import SuccessRule
 
 PASSWORD_ENV = "AUTHBENCH_PASSWORD"  # where a single account's password comes from by default
@@ -150,7 +150,7 @@ def lab_account_defaults(config: LabConfig) -> dict[str, str]:
 
 
 def lab_cluster(config: LabConfig, backend: str) -> Cluster:
-    from ..cluster_checks import Cluster
+    from ..cluster.checks import Cluster
 
     return Cluster(sp_url=config.sp_url(backend) + LAB_PROTECTED_PATH, lb_url=config.lb_url(backend),
                    nodes={"A": config.node_url(backend, "a"), "B": config.node_url(backend, "b")},

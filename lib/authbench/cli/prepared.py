@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ..targets_lock import lab_key, url_key
 
 if TYPE_CHECKING:
-    from ..faults.plan import Fault
+    from ..cluster.faults.plan import Fault
     from ..patterns import Plan
 
 LAB_PREFIX = "lab:"
@@ -38,7 +38,7 @@ class PreparedRun:
     preflight: Callable[[Any], Any]  # settings → a check with lines(), problem() and save(folder)
     faults: list[Fault] = field(default_factory=list)  # the --fault plan (docs/failover.md), lab components resolved
     lab_run_dir: str = ""  # where the lab the faults act on (or the sampled servers) run
-    sampled: tuple[str, ...] = ()  # the lab's servers whose CPU a lab-target run samples per cell (resources.py)
+    sampled: tuple[str, ...] = ()  # the lab's servers whose CPU a lab-target run samples per cell (cluster/resources.py)
 
     def execute(self, run_dir: Path, **options: Any) -> Any:
         """headless.execute of this run into `run_dir` (a claimed folder); `options` are execute's own (say,
@@ -57,7 +57,7 @@ def lab_resources(prepared: PreparedRun, run_dir: Path) -> Iterator[tuple[Any, C
     the run's target is not the lab's. The sampler stops when the block ends."""
     from authbench_lab import lab
 
-    from ..resources import GENERATOR, RESOURCES_FILE, ResourceSampler, lab_components, lab_pids
+    from ..cluster.resources import GENERATOR, RESOURCES_FILE, ResourceSampler, lab_components, lab_pids
 
     if not prepared.sampled or not prepared.lab_run_dir:
         yield None, dict

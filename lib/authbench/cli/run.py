@@ -252,8 +252,8 @@ def _run(args: argparse.Namespace) -> int:
 def _load(args: argparse.Namespace, prepared: PreparedRun, run_dir: Path, lock: Any, worker_wait: float) -> int:
     """The preflight login, then the plan (locally, or as a master with workers); the exit code."""
     from .. import headless
+    from ..cluster.faults.execute import FaultSchedule
     from ..distributed import DistributedError
-    from ..faults.execute import FaultSchedule
     from ..metrics import MetricsError
     from ..sockets import time_wait_count
 

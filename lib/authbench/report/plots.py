@@ -15,7 +15,7 @@ from matplotlib import colormaps
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from authbench.faults.table import shown
+from authbench.cluster.faults.table import shown
 from authbench.journeys.returning import LOST
 from authbench.results.sample import MEASURED, OK
 

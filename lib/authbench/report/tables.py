@@ -136,7 +136,7 @@ def checks_table(results: Results) -> Table | None:
 
 def failover_table(results: Results) -> Table | None:
     """Backend × fault: Test 4 and its figures (docs/failover.md), or None when no run had a fault plan."""
-    from authbench.faults.table import HEADER, NOTE, verdict_rows
+    from authbench.cluster.faults.table import HEADER, NOTE, verdict_rows
 
     rows = verdict_rows({backend: run.document.get("cells", []) for backend, run in results.runs.items()})
     if not rows:

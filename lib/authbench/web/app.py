@@ -110,7 +110,7 @@ def install(environment, results: Path, prepare: Callable[[dict[str, str]], Any]
     @guard
     def estimate() -> tuple[Response, int]:
         """How long the form's plan would take (the --dry-run estimate), for a confirmation before long plans."""
-        from ..campaign import estimate_plan_s, format_duration
+        from ..cluster.campaign import estimate_plan_s, format_duration
         from ..patterns import PlanError, parse_plan
 
         form: Any = request.get_json(silent=True) or {}

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..cluster_checks import FAIL, PASS
+from ..cluster.checks import FAIL, PASS
 from ..results.recorder import CAMPAIGN_FILE, RUNS_DIR, SUMMARY_FILE
 from ..results.summary import Summary, averages_by_pattern
 

@@ -86,7 +86,7 @@ class Launcher:
         return True
 
     def _run(self, run_dir: Path, prepared: Any, lock: ExitStack) -> None:
-        from ..faults.execute import FaultSchedule
+        from ..cluster.faults.execute import FaultSchedule
 
         state, message = FAILED, "the run ended unexpectedly"
         schedule = FaultSchedule(prepared.faults, prepared.lab_run_dir, log.info) if prepared.faults else None

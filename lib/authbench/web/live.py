@@ -190,7 +190,7 @@ class LiveRun:
     def _time(self, planned: int) -> dict[str, float | None]:
         """Elapsed, an estimate of what is left (the dry-run estimator at first, then the run's own pace), and
         the warm-up's countdown."""
-        from ..campaign import estimate_plan_s
+        from ..cluster.campaign import estimate_plan_s
 
         if self.started is None or self.plan is None:
             return {"elapsed_s": None, "left_s": None, "warmup_left_s": None}

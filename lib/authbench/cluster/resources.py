@@ -24,8 +24,8 @@ from typing import Any
 
 import psutil
 
+from ..results.sample import MEASURED, WARMUP
 from .prometheus import Queries
-from .results.sample import MEASURED, WARMUP
 
 SAMPLE_INTERVAL_S = 1.0
 GENERATOR = "generator"

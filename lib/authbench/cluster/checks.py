@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .journeys.fastbrowser import FastBrowser
-from .journeys.saml import SSOClient, SSOOutcome, sso_login
-from .journeys.sp_session import Forgotten, forget_sp_session
+from ..journeys.fastbrowser import FastBrowser
+from ..journeys.saml import SSOClient, SSOOutcome, sso_login
+from ..journeys.sp_session import Forgotten, forget_sp_session
 
 PASS, FAIL = "○", "×"  # the report's marks
 

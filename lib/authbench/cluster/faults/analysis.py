@@ -16,8 +16,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ..journeys.returning import LOST, REUSED
-from ..results.sample import OK, Sample
+from ...journeys.returning import LOST, REUSED
+from ...results.sample import OK, Sample
 from .plan import START
 
 RECOVERY_ERROR_SHARE = 0.05  # at most this share of a second's journeys may fail once recovered

@@ -17,7 +17,7 @@ from typing import Any
 
 import gevent
 
-from ..results.sample import MEASURED, Sample
+from ...results.sample import MEASURED, Sample
 from . import analysis
 from .plan import RUN, START, STOP, Fault
 

@@ -17,7 +17,7 @@ import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..patterns import PlanError, parse_duration
+from ...patterns import PlanError, parse_duration
 
 STOP, START, RUN = "stop", "start", "run"
 LAB_ACTIONS = (STOP, START)

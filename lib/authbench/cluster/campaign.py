@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .cluster_checks import Account, CheckResult, Cluster, run_checks
-from .patterns import Pattern, Plan
-from .results.folder import NEW, OVERWRITE, claim
-from .results.lock import FolderLock
-from .results.recorder import CAMPAIGN_FILE, RUNS_DIR, SUMMARY_FILE, write_json_atomic
+from ..patterns import Pattern, Plan
+from ..results.folder import NEW, OVERWRITE, claim
+from ..results.lock import FolderLock
+from ..results.recorder import CAMPAIGN_FILE, RUNS_DIR, SUMMARY_FILE, write_json_atomic
+from .checks import Account, CheckResult, Cluster, run_checks
 
 # What --dry-run assumes; measured on the lab on 2 cores (docs/benchmarks.md: 70–90 logins/s at saturation).
 ESTIMATE_JOURNEY_S = 0.035  # one login when the target is not saturated
