@@ -158,3 +158,34 @@ def test_compare_puts_test4_beside_tests_1_to_3(lab, tmp_path, capsys):
     config = json.loads((tmp_path / "c" / "runs" / "local" / "summary.json").read_text())["config"]
     assert config["reuse_session"] and config["pace_s"] == 0.5 and config["faults"] == [
         "at=2s stop local/idp-a", "at=4.5s start local/idp-a"]
+
+
+def test_an_ldap_run_plays_its_fault_plan_paced_and_without_a_test4_verdict(lab, run, tmp_path):
+    """Fault plans on any journey: slapd stopped and started inside an LDAP run, users paced, the outage
+    measured in time; an LDAP bind keeps no SSO session, so no Test 4 verdict is claimed."""
+    pace = 0.1
+    try:
+        code, out, _ = run(["--target", "lab:ldap", "--pattern", "4x40", "--pace", f"{pace}s", "--fault",
+                            "at=1s stop ldap; at=2.5s start ldap", "--results", str(tmp_path), "--run-id", "l"])
+    finally:
+        lab_api.start_component(lab.run_dir, "ldap")
+    assert code == 0, out
+    cell = json.loads((tmp_path / "l" / "summary.json").read_text())["cells"][0]
+    assert [f["status"].split()[0] for f in cell["faults"]] == ["stopped", "started"]
+    before, down, after = cell["failover"]["windows"]
+    assert before["journeys"] and before["errors"] == 0 and after["journeys"]
+    assert down["errors"] == down["journeys"] > 0  # every bind tried while slapd was down failed
+    [stop] = cell["failover"]["faults"]
+    assert stop["test4"] == "-" and stop["logged_in_users"] == 0 and "no SSO sessions measured" in out
+    samples = rows(tmp_path / "l")
+    started = cell["faults"][1]["time"] + cell["faults"][1]["seconds"]  # slapd answers again
+    assert not [r for r in samples if float(r["start"]) > started and r["outcome"] != "ok"]
+    for user in {r["user"] for r in samples}:
+        starts = sorted(float(r["start"]) for r in samples if r["user"] == user)
+        assert min(b - a for a, b in zip(starts, starts[1:], strict=False)) >= pace - 0.01  # --pace held
+
+
+def test_an_ldap_fault_plan_names_the_shared_components(run, tmp_path):
+    code, _, err = run(["--target", "lab:ldap", "--pattern", "1x1", "--fault", "at=1s stop idp-a",
+                        "--results", str(tmp_path), "--run-id", "bad"])
+    assert code == 2 and "the lab has no component 'idp-a'; valid: ldap, memcached-a" in err

@@ -388,6 +388,6 @@ def test_other_journeys_start_from_the_form_like_saml(lab_env, tmp_path):
     assert "journey" not in saml_run["config"] and saml_run["cells"][0]["summary"]["tests"] == 10
     assert "[IdP login POST]" in (runs["lab:local"] / "preflight.txt").read_text()
     refused = client.post("/authbench/api/start", json={"target": "lab:ldap", "pattern": "1x1",
-                                                        "fault": "at=1s stop ldap"})
-    assert refused.status_code == 400 and "--fault works with SAML runs" in refused.get_json()["message"]
+                                                        "fault": "at=1s stop idp-a"})
+    assert refused.status_code == 400 and "the lab has no component 'idp-a'" in refused.get_json()["message"]
     environment.runner.quit()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import CliError
 
@@ -56,3 +56,12 @@ def faults(args: argparse.Namespace, backend: str | None, lab_run_dir: str) -> l
     except FaultError as exc:
         raise CliError(str(exc)) from None
     return plan
+
+
+def apply(args: argparse.Namespace, settings: Any, config: dict[str, Any]) -> tuple[list[Fault], str]:
+    """For a journey without clusters (LDAP, database, privacyIDEA): the checked --fault plan and --pace put
+    into its settings and its record; (faults, the lab folder they act on — "" when none is needed)."""
+    plan = faults(args, None, args.lab_dir)
+    settings.pace = pace(args)
+    config.update({"pace_s": settings.pace, "faults": [fault.describe() for fault in plan]})
+    return plan, args.lab_dir if plan else ""

@@ -11,7 +11,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from . import EXIT_FAILURE, CliError, openmodel, say
+from . import EXIT_FAILURE, CliError, fault_options, openmodel, say
 from .guards import claim_lock_and_check
 from .options import accounts_from_args, check_url_port, lab_account_defaults, running_lab
 from .prepared import PreparedRun, load_key, one_journey_preflight
@@ -90,8 +90,9 @@ def prepare(args: argparse.Namespace, plan, timeout: float, cell_limit: float) -
     url = settings.endpoint.url
     config = {"target": url, "journey": "ldap-bind", "ldap": settings.describe(), "timeout_s": timeout,
               "accounts": account_source}
+    faults, lab_run_dir = fault_options.apply(args, settings, config)
     return PreparedRun(plan, settings, config, url, cell_limit, args.keep_failures, load_key(args, url), LDAPUser,
-                       one_journey_preflight(preflight, url))
+                       one_journey_preflight(preflight, url), faults, lab_run_dir)
 
 
 def run(args: argparse.Namespace, plan, timeout: float, cell_limit: float) -> int:
@@ -102,12 +103,16 @@ def run(args: argparse.Namespace, plan, timeout: float, cell_limit: float) -> in
     prepared = prepare(args, plan, timeout, cell_limit)
     settings = prepared.settings
     port = settings.endpoint.port
-    extras = (lambda: {"time_wait_after": time_wait_count(port)}) if args.new_connection else None
     with ExitStack() as held:
         run_dir = claim_lock_and_check(args, prepared, held)
         say(f"target {prepared.target}: test {settings.describe()['mode']} ok; "
             f"plan {openmodel.plan_text(args, plan)}, warm-up {plan.warmup:g} s, {plan.repeat} repetition(s)")
-        report = prepared.execute(run_dir, say=say, cell_extras=extras, resume=args.resume)
+        listen, listened = held.enter_context(prepared.cell_listeners(run_dir, say))
+
+        def extras() -> dict:
+            return {**({"time_wait_after": time_wait_count(port)} if args.new_connection else {}), **listened()}
+
+        report = prepared.execute(run_dir, say=say, cell_extras=extras, resume=args.resume, listen=listen)
     headless.print_report(report, say)
     if args.new_connection:
         waiting = time_wait_count(port)

@@ -10,10 +10,10 @@ from __future__ import annotations
 import argparse
 from contextlib import ExitStack
 
-from . import EXIT_FAILURE, CliError, say
+from . import EXIT_FAILURE, CliError, fault_options, say
 from .guards import claim_lock_and_check
 from .options import accounts_from_args, lab_account_defaults, running_lab
-from .prepared import PreparedRun, lab_resources, load_key, one_journey_preflight
+from .prepared import PreparedRun, load_key, one_journey_preflight
 
 PG_SCHEMES = ("postgresql://", "postgres://")
 LAB_TARGET = "lab:postgres"
@@ -58,10 +58,11 @@ def prepare(args: argparse.Namespace, plan, timeout: float, cell_limit: float) -
     url = settings.endpoint.url
     config = {"target": url, "journey": "database-login", "database": settings.describe(), "timeout_s": timeout,
               "accounts": account_source, "keep_failures": args.keep_failures, "processes": args.workers or 1}
+    faults, fault_lab = fault_options.apply(args, settings, config)
     on_lab = args.target == LAB_TARGET
     return PreparedRun(plan, settings, config, url, cell_limit, args.keep_failures, load_key(args, url),
-                       PostgresUser, one_journey_preflight(preflight, url), lab_run_dir=args.lab_dir if on_lab else "",
-                       sampled=LAB_SAMPLED if on_lab else ())
+                       PostgresUser, one_journey_preflight(preflight, url), faults,
+                       lab_run_dir=args.lab_dir if on_lab else fault_lab, sampled=LAB_SAMPLED if on_lab else ())
 
 
 def run(args: argparse.Namespace, plan, timeout: float, cell_limit: float) -> int:
@@ -84,9 +85,9 @@ def run(args: argparse.Namespace, plan, timeout: float, cell_limit: float) -> in
         run_dir = claim_lock_and_check(args, prepared, held)
         say(f"target {prepared.target}: login ok; plan {args.pattern}, warm-up {plan.warmup:g} s, "
             f"{plan.repeat} repetition(s)")
-        with lab_resources(prepared, run_dir) as (listen, resources):
+        with prepared.cell_listeners(run_dir, say) as (listen, listened):
             execute = functools.partial(prepared.execute, run_dir, say=say, resume=args.resume, listen=listen,
-                                        cell_extras=lambda: {"time_wait_after": time_wait_count(port), **resources()})
+                                        cell_extras=lambda: {"time_wait_after": time_wait_count(port), **listened()})
             try:
                 report = _run_master(args, execute, user, settings, worker_wait) if args.master or args.workers \
                     else execute()

@@ -12,10 +12,10 @@ from contextlib import ExitStack
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from . import EXIT_FAILURE, CliError, openmodel, say
+from . import EXIT_FAILURE, CliError, fault_options, openmodel, say
 from .guards import claim_lock_and_check
 from .options import accounts_from_args, lab_account_defaults, running_lab, tls_verify
-from .prepared import PreparedRun, lab_resources, load_key, one_journey_preflight
+from .prepared import PreparedRun, load_key, one_journey_preflight
 
 LAB_TARGET = "lab:privacyidea"
 CHECK_SUFFIX = "/validate/check"
@@ -84,10 +84,11 @@ def prepare(args: argparse.Namespace, plan, timeout: float, cell_limit: float) -
     settings, account_source = settings_from_args(args, timeout)
     config = {"target": settings.url, "journey": "privacyidea-validate", "privacyidea": settings.describe(),
               "timeout_s": timeout, "accounts": account_source, "keep_failures": args.keep_failures}
+    faults, fault_lab = fault_options.apply(args, settings, config)
     on_lab = args.target == LAB_TARGET
     return PreparedRun(plan, settings, config, settings.url, cell_limit, args.keep_failures,
                        load_key(args, settings.url), PrivacyIdeaUser, one_journey_preflight(preflight, settings.url),
-                       lab_run_dir=args.lab_dir if on_lab else "", sampled=LAB_SAMPLED if on_lab else ())
+                       faults, lab_run_dir=args.lab_dir if on_lab else fault_lab, sampled=LAB_SAMPLED if on_lab else ())
 
 
 def run(args: argparse.Namespace, plan, timeout: float, cell_limit: float) -> int:
@@ -99,7 +100,7 @@ def run(args: argparse.Namespace, plan, timeout: float, cell_limit: float) -> in
         run_dir = claim_lock_and_check(args, prepared, held)
         say(f"target {settings.url}{CHECK_SUFFIX}: {settings.token_type} check ok; plan "
             f"{openmodel.plan_text(args, plan)}, warm-up {plan.warmup:g} s, {plan.repeat} repetition(s)")
-        with lab_resources(prepared, run_dir) as (listen, extras):
+        with prepared.cell_listeners(run_dir, say) as (listen, extras):
             report = prepared.execute(run_dir, say=say, resume=args.resume, listen=listen, cell_extras=extras)
     headless.print_report(report, say)
     return 0 if report.complete and not report.degraded else EXIT_FAILURE

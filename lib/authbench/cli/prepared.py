@@ -38,7 +38,7 @@ class PreparedRun:
     preflight: Callable[[Any], Any]  # settings → a check with lines(), problem() and save(folder)
     faults: list[Fault] = field(default_factory=list)  # the --fault plan (docs/failover.md), lab components resolved
     lab_run_dir: str = ""  # where the lab the faults act on (or the sampled servers) run
-    sampled: tuple[str, ...] = ()  # the lab's servers whose CPU a lab-target run samples per cell (cluster/resources.py)
+    sampled: tuple[str, ...] = ()  # the lab's servers whose CPU a lab-target run samples per cell (cluster/resources)
 
     def execute(self, run_dir: Path, **options: Any) -> Any:
         """headless.execute of this run into `run_dir` (a claimed folder); `options` are execute's own (say,
@@ -49,25 +49,53 @@ class PreparedRun:
                                 results_base=run_dir.parent, run_id=run_dir.name,
                                 cell_time_limit=self.cell_time_limit, keep_failures=self.keep_failures, **options)
 
+    @contextmanager
+    def cell_listeners(self, run_dir: Path,
+                       say: Callable[[str], None]) -> Iterator[tuple[Any, Callable[[], dict[str, Any]]]]:
+        """(listen, extras) for `execute`: what every journey's run adds to each cell beside its samples — the
+        fault plan played in the measured phase and what it did (docs/failover.md), and the CPU and memory of
+        the lab servers `sampled` names (and of the generator) in summary.json's `resources`, as `compare`
+        records them. (None, empty) when there is neither; sampler and plan stop when the block ends."""
+        from ..cluster.faults.execute import FaultSchedule
+
+        with _lab_sampler(self, run_dir) as sampler:
+            schedule = FaultSchedule(self.faults, self.lab_run_dir, say) if self.faults else None
+            parts = [part for part in (sampler, schedule) if part is not None]
+            if not parts:
+                yield None, dict
+                return
+
+            def listen(context: Any) -> None:
+                for part in parts:
+                    part.listen(context)
+
+            def extras() -> dict[str, Any]:
+                return {**({"resources": sampler.cell_summary()} if sampler else {}),
+                        **(schedule.finish() if schedule else {})}
+
+            try:
+                yield listen, extras
+            finally:
+                if schedule:
+                    schedule.close()
+
 
 @contextmanager
-def lab_resources(prepared: PreparedRun, run_dir: Path) -> Iterator[tuple[Any, Callable[[], dict[str, Any]]]]:
-    """(listen, extras) for PreparedRun.execute: the CPU and memory of the lab servers `prepared.sampled` names
-    (and the generator) per cell in summary.json's `resources`, as `compare` records them; (None, empty) when
-    the run's target is not the lab's. The sampler stops when the block ends."""
+def _lab_sampler(prepared: PreparedRun, run_dir: Path) -> Iterator[Any]:
+    """The resource sampler of a lab-target run's `sampled` servers, started; None when there are none."""
     from authbench_lab import lab
 
     from ..cluster.resources import GENERATOR, RESOURCES_FILE, ResourceSampler, lab_components, lab_pids
 
     if not prepared.sampled or not prepared.lab_run_dir:
-        yield None, dict
+        yield None
         return
     state = lab.read_state(prepared.lab_run_dir) or {}
     shared = lab_components(state, "")  # the lab's servers outside its clusters, and the generator
     components = {name: pid for name, pid in shared.items() if name in (*prepared.sampled, GENERATOR)}
     sampler = ResourceSampler(components, run_dir / RESOURCES_FILE, not_generator=lab_pids(state)).start()
     try:
-        yield sampler.listen, lambda: {"resources": sampler.cell_summary()}
+        yield sampler
     finally:
         sampler.stop()
 

@@ -219,9 +219,6 @@ def _other_journey(args: argparse.Namespace) -> Any:
     (ldap_run), database logins (pg_run), privacyIDEA's /validate/check (pi_run)."""
     for journey in (ldap_run, pg_run, pi_run):
         if journey.wants(args.target):
-            if args.fault:
-                raise CliError("--fault works with SAML runs for now; for other targets stop the server by hand "
-                               "(docs/failover.md)")
             return journey
     return None
 
@@ -252,7 +249,6 @@ def _run(args: argparse.Namespace) -> int:
 def _load(args: argparse.Namespace, prepared: PreparedRun, run_dir: Path, lock: Any, worker_wait: float) -> int:
     """The preflight login, then the plan (locally, or as a master with workers); the exit code."""
     from .. import headless
-    from ..cluster.faults.execute import FaultSchedule
     from ..distributed import DistributedError
     from ..metrics import MetricsError
     from ..sockets import time_wait_count
@@ -270,20 +266,18 @@ def _load(args: argparse.Namespace, prepared: PreparedRun, run_dir: Path, lock: 
     for fault in prepared.faults:
         say(f"fault plan: {fault.describe()}")
     port = urlsplit(target).port or (443 if target.startswith("https") else 80)
-    schedule = FaultSchedule(prepared.faults, prepared.lab_run_dir, say) if prepared.faults else None
+    with prepared.cell_listeners(run_dir, say) as (listen, listened):
 
-    def extras() -> dict[str, Any]:
-        return {**({"time_wait_after": time_wait_count(port)} if args.new_connection else {}),
-                **(schedule.finish() if schedule else {})}
+        def extras() -> dict[str, Any]:
+            return {**({"time_wait_after": time_wait_count(port)} if args.new_connection else {}), **listened()}
 
-    run = functools.partial(prepared.execute, run_dir, resume=args.resume, say=say, cell_extras=extras,
-                            metrics_port=args.metrics_port, metrics_host=args.metrics_host,
-                            listen=schedule and schedule.listen)
-    try:
-        distributed = args.master or args.workers
-        report = _run_master(args, run, prepared.user_class, settings, worker_wait) if distributed else run()
-    except (DistributedError, MetricsError) as exc:
-        raise CliError(str(exc), getattr(exc, "exit_code", 2)) from None
+        run = functools.partial(prepared.execute, run_dir, resume=args.resume, say=say, cell_extras=extras,
+                                metrics_port=args.metrics_port, metrics_host=args.metrics_host, listen=listen)
+        try:
+            distributed = args.master or args.workers
+            report = _run_master(args, run, prepared.user_class, settings, worker_wait) if distributed else run()
+        except (DistributedError, MetricsError) as exc:
+            raise CliError(str(exc), getattr(exc, "exit_code", 2)) from None
     headless.print_report(report, say)
     if args.new_connection:
         say(f"sockets in TIME_WAIT towards port {port} after the run: {time_wait_count(port)}")

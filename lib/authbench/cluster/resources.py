@@ -111,6 +111,7 @@ class ResourceSampler:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
+    _events: Any = None  # the run followed (listen), until stop
 
     def __post_init__(self) -> None:
         new = not self.csv_path.exists() or self.csv_path.stat().st_size == 0
@@ -123,10 +124,14 @@ class ResourceSampler:
     # -- the run's events (authbench.events) --------------------------------------------------------
 
     def listen(self, context: Any) -> None:
-        """Follow a run: `context` is its RunContext (`environment.authbench`)."""
-        context.events.cell_start.add_listener(self.cell_start)
-        context.events.measuring.add_listener(self.measuring)
-        context.events.sample.add_listener(self.sample)
+        """Follow a run: `context` is its RunContext (`environment.authbench`) until `stop`."""
+        self._events = context.events
+        for event, listener in self._listeners():
+            event.add_listener(listener)
+
+    def _listeners(self) -> list[tuple[Any, Any]]:
+        events = self._events
+        return [(events.cell_start, self.cell_start), (events.measuring, self.measuring), (events.sample, self.sample)]
 
     def cell_start(self, pattern: Any, repetition: int, warmup_s: float) -> None:
         with self._lock:
@@ -153,6 +158,11 @@ class ResourceSampler:
         return self
 
     def stop(self) -> None:
+        """End the sampling and stop following the run (a web UI's environment outlives it)."""
+        if self._events is not None:
+            for event, listener in self._listeners():
+                event.remove_listener(listener)
+            self._events = None
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=self.interval * 5)

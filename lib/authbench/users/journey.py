@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from locust import User, constant, events, task
+from locust import User, events, task
 from locust.exception import StopUser
 
 from ..events import RunEvents
@@ -55,7 +55,6 @@ class RunContext:
 
 class JourneyUser(User):
     abstract = True
-    wait_time = constant(0)  # back to back, as Grinder threads
     journey_name = "journey"  # the statistics entry of the whole journey
     request_type = "JOURNEY"
 
@@ -65,6 +64,14 @@ class JourneyUser(User):
         self.index = controller.join() if controller else id(self) % 1_000_000
         self.free_iteration = 0
         self.journey_phase = MEASURED
+        self.began = time.monotonic()
+
+    def wait_time(self) -> float:
+        """Back to back, as Grinder threads; with --pace (a `pace` in the journey's settings) the next journey
+        starts `pace` seconds after this one started (at once when it took longer), so a fault run measures
+        time, not journeys."""
+        pace = getattr(self.run_context.settings, "pace", 0.0)
+        return max(0.0, pace - (time.monotonic() - self.began)) if pace else 0.0
 
     @property
     def in_step_stats(self) -> bool:
@@ -88,6 +95,7 @@ class JourneyUser(User):
             phase, iteration = MEASURED, self.free_iteration
             self.free_iteration += 1
         self.journey_phase = phase
+        self.began = time.monotonic()
         start = time.time()
         began = time.perf_counter()
         try:

@@ -33,6 +33,7 @@ class LDAPSettings:
     dn_template: str = ""  # with {user}; unused when searching
     search: LDAPSearch | None = None
     new_connection: bool = False
+    pace: float = 0.0  # --pace: seconds from one journey's start to the user's next (0: back to back)
 
     def describe(self) -> dict:
         """For the run's record: no passwords."""

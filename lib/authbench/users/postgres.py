@@ -23,6 +23,7 @@ PREFLIGHT_FATAL = (CONNECT_ERROR, TIMEOUT, *(f"{name} ({code})" for code, name i
 class PostgresSettings:
     endpoint: Endpoint
     accounts: AccountPicker
+    pace: float = 0.0  # --pace: seconds from one journey's start to the user's next (0: back to back)
 
     def describe(self) -> dict:
         """For the run's record: no passwords."""

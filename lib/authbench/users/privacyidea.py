@@ -42,6 +42,7 @@ class PrivacyIdeaSettings:
     counters: CounterStore | None = None  # required for hotp
     timeout: float = 10.0
     verify: bool | str = True
+    pace: float = 0.0  # --pace: seconds from one journey's start to the user's next (0: back to back)
 
     def describe(self) -> dict:
         """For the run's record: no secrets."""

@@ -7,7 +7,6 @@ locustfile runs under plain `locust`; the walk itself is `journeys.saml.sso_logi
 from __future__ import annotations
 
 import argparse
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -172,12 +171,6 @@ class SAMLUser(JourneyUser):
         self.trail = Trail()
         self.browser = FastBrowser(verify=settings.verify, timeout=settings.timeout, on_request=self._report)
         self.returning = ReturningUser()
-        self.began = time.monotonic()
-
-    def wait_time(self) -> float:
-        """--pace: the next journey starts `pace` seconds after this one started (none when it took longer)."""
-        pace = self.run_context.settings.pace
-        return max(0.0, pace - (time.monotonic() - self.began)) if pace else 0.0
 
     def on_stop(self) -> None:
         self.browser.close_connections()
@@ -192,7 +185,6 @@ class SAMLUser(JourneyUser):
 
     def journey(self) -> JourneyOutcome:
         settings: SAMLSettings = self.run_context.settings
-        self.began = time.monotonic()
         returning = self.returning if settings.reuse_session else None
         if returning is None:
             self.browser.clear_cookies()  # every journey a full authentication, as in 2012

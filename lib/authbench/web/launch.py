@@ -86,13 +86,11 @@ class Launcher:
         return True
 
     def _run(self, run_dir: Path, prepared: Any, lock: ExitStack) -> None:
-        from ..cluster.faults.execute import FaultSchedule
-
         state, message = FAILED, "the run ended unexpectedly"
-        schedule = FaultSchedule(prepared.faults, prepared.lab_run_dir, log.info) if prepared.faults else None
         try:
-            report = prepared.execute(run_dir, say=log.info, environment=self.environment,
-                                      listen=schedule and schedule.listen, cell_extras=schedule and schedule.finish)
+            with prepared.cell_listeners(run_dir, log.info) as (listen, extras):  # fault plan, lab servers' CPU
+                report = prepared.execute(run_dir, say=log.info, environment=self.environment, listen=listen,
+                                          cell_extras=extras)
             state, message = DONE, "" if report.complete else "a pattern repetition was cut short by the time limit"
         except StoppedByUser as exc:
             state, message = STOPPED, (f"stopped by the user {exc.by}; finished repetitions are kept, "
@@ -102,8 +100,6 @@ class Launcher:
             log.exception("web UI run %s failed", run_dir.name)
             message = f"{type(exc).__name__}: {exc}"
         finally:
-            if schedule is not None:
-                schedule.close()
             self.environment.runner.stop()  # does nothing when run_plan already stopped it
             self.environment.authbench.controller = None
             lock.close()  # the target is free for the next load

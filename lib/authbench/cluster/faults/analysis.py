@@ -86,18 +86,19 @@ def analyse(samples: Sequence[Sample], faults: Sequence[dict[str, Any]], begin: 
         windows.append({"window": name, "from_s": round(low - begin, 3), "to_s": round(high - begin, 3),
                         **window(inside)})
     per_fault = []
+    returning = any(s.session for s in measured)  # else no journey could tell a kept session from a lost one
     played = [f for f in faults if f.get("time") is not None]
     for i, fault in enumerate(played):
         if fault.get("action") == START:
             continue  # the end of an outage, judged with the fault that began it
         until = next((f["time"] for f in played[i + 1:] if f.get("action") != START), end)
-        users, lost = reauthenticated(measured, fault["time"], until)
+        users, lost = reauthenticated(measured, fault["time"], until) if returning else (0, 0)
         recovery = recovery_seconds(measured, fault["time"], until)
         per_fault.append({"fault": fault["fault"], "at_s": round(fault["time"] - begin, 3),
                           "recovery_s": recovery, "logged_in_users": users, "reauthenticated_users": lost,
                           "reauthenticated_share": round(lost / users, 3) if users else None,
                           "test4": verdict(users, lost)})
-    return {"windows": windows, "faults": per_fault}
+    return {"windows": windows, "faults": per_fault, "returning_users": returning}
 
 
 def faults_described(faults: Sequence[dict[str, Any]]) -> list[str]:
@@ -107,12 +108,18 @@ def faults_described(faults: Sequence[dict[str, Any]]) -> list[str]:
 def lines(section: dict[str, Any]) -> list[str]:
     """The failover section as a few printed lines."""
     out = []
+    returning = section.get("returning_users", True)
     for w in section["windows"]:
         latency = f", mean {w['mean_ms']} ms, max {w['max_ms']} ms" if w["mean_ms"] is not None else ""
+        sso = f", {w['sso_lost']} SSO lost, {w['sso_reused']} SSO reused" if returning else ""
         out.append(f"  {w['window']} ({w['from_s']:g}–{w['to_s']:g} s): {w['journeys']} journeys, "
-                   f"{w['errors']} errors, {w['sso_lost']} SSO lost, {w['sso_reused']} SSO reused{latency}")
+                   f"{w['errors']} errors{sso}{latency}")
     for f in section["faults"]:
         recovery = "not within the run" if f["recovery_s"] is None else f"{f['recovery_s']:g} s"
+        if not section.get("returning_users", True):
+            out.append(f"  {f['fault']}: recovered after {recovery} (no SSO sessions measured: returning users "
+                       "are a SAML run's --reuse-session)")
+            continue
         out.append(f"  Test 4 {f['test4']} {f['fault']}: {f['reauthenticated_users']} of {f['logged_in_users']} "
                    f"logged-in users asked for their password again; recovered after {recovery}")
     return out

@@ -13,7 +13,8 @@ from typing import Any
 from .analysis import verdict
 
 HEADER = ("cluster", "fault", "Test 4", "re-authenticated", "errors during", "recovery s", "max ms during")
-NOTE = "Test 4: ○ no logged-in user asked for the password again, △ some, × all (docs/failover.md)"
+NOTE = ("Test 4: ○ no logged-in user asked for the password again, △ some, × all, - not measured (no returning "
+        "users) (docs/failover.md)")
 
 
 def shown(fault: str, cluster: str) -> str:
@@ -48,7 +49,8 @@ def verdict_rows(cells_by_target: dict[str, Iterable[dict[str, Any]]]) -> list[t
         for fault, e in pooled.items():
             recovery = "never" if None in e["recovery"] else f"{max(e['recovery']):g}"
             rows.append((name, shown(fault, name), verdict(e["users"], e["lost"]),
-                         f"{e['lost']} of {e['users']}", f"{e['errors']} of {e['journeys']}", recovery,
+                         f"{e['lost']} of {e['users']}" if e["users"] else "-",
+                         f"{e['errors']} of {e['journeys']}", recovery,
                          f"{max(e['max_ms']):g}" if e["max_ms"] else "-"))
     return rows
 
