@@ -6,6 +6,7 @@ can show latency from the intended start growing while the service time stays pu
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import threading
 import time
@@ -17,12 +18,16 @@ LOOPBACK = "127.0.0.1"
 
 
 class SleepyServer:
-    def __init__(self, delay: float) -> None:
+    """`serial`: one request served at a time, the others queue (a server that keeps a backlog)."""
+
+    def __init__(self, delay: float, serial: bool = False) -> None:
         server_delay = delay
+        one_at_a_time = threading.Lock() if serial else contextlib.nullcontext()
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-                time.sleep(server_delay)
+                with one_at_a_time:
+                    time.sleep(server_delay)
                 self.wfile.write(b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok")  # one segment: no Nagle wait
 
             def log_message(self, *_args) -> None:

@@ -152,11 +152,13 @@ def test_compare_backends_at_equal_arrival_rates(lab, tmp_path, capsys):
 
 
 def test_a_rate_split_across_two_workers_keeps_every_slot_once(lab_env, tmp_path, capsys):
-    code, out, _ = cli(["run", "--target", "lab:stateless", "--rate", "20/s", "--duration", "2s", "--workers", "2",
-                        "--results", str(tmp_path), "--run-id", "d"], capsys)
+    code, out, _ = cli(["run", "--target", "lab:stateless", "--rate", "20/s", "--duration", "2s", "--warmup", "0.5s",
+                        "--workers", "2", "--results", str(tmp_path), "--run-id", "d"], capsys)
     assert code == 0, out
     cell = json.loads((tmp_path / "d" / "summary.json").read_text())["cells"][0]
     assert cell["summary"]["tests"] == cell["open"]["planned"] == cell["open"]["started"] == 40
+    # Locust's step statistics from both workers, the warm-up's 10 journeys left out
+    assert {step["requests"] for step in cell["steps"].values()} == {40}, cell["steps"]
     assert "degraded" not in cell and cell["open"]["service_ms"]["p50"] is not None  # histograms merged
-    assert sorted(s.iteration for s in measured(tmp_path / "d")) == list(range(40))  # each slot by one worker
+    assert sorted(s.iteration for s in measured(tmp_path / "d")) == list(range(10, 50))  # each slot by one worker
     assert "started 2 worker processes" in out

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import time
 
+import gevent
 import pytest
 
 from authbench.cli import build_parser
@@ -29,9 +31,19 @@ def test_a_rate_started_from_the_form(lab_env, tmp_path):
     answer = client.post("/authbench/api/start", json={"target": "lab:stateless", "pattern": "2x1000,10x200,20x200",
                                                        "rate": "10/s", "duration": "2s", "slo": "p99<5s"})
     assert answer.status_code == 200, answer.get_json()
+    live = None
+    deadline = time.monotonic() + RUN_LIMIT
+    while live is None and not launcher.greenlet.dead and time.monotonic() < deadline:
+        gevent.sleep(0.2)  # the run goes on in its greenlet meanwhile
+        level = client.get("/authbench/api/state").get_json()["level"]
+        live = level if level and level["started"] else None
+    assert live is not None, "the running level's figures were never shown"
+    assert live["label"] == "10/s" and live["target_rate"] == 10.0 and 0 < live["achieved_rate"]
+    assert live["late"] >= 0 and live["dropped"] == 0 and live["in_flight_peak"] >= 1
     launcher.greenlet.join(timeout=RUN_LIMIT)
     state = client.get("/authbench/api/state").get_json()
     assert state["state"] == "done" and state["journeys"]["planned"] == state["journeys"]["measured"] == 20
+    assert state["level"] is None  # finished levels are rows
     (row,) = state["rows"]
     assert row["label"] == "10/s #1" and row["summary"]["tests"] == 20
     assert row["open"]["target_rate"] == 10.0 and row["open"]["started"] == 20 and row["open"]["slo_met"]

@@ -26,7 +26,7 @@ from ..openmodel.distributed import serve_levels
 from ..patterns import Pattern
 from ..phases import PhaseController
 from ..results.failures import Evidence
-from ..results.sample import WARMUP, Sample
+from ..results.sample import MEASURED, WARMUP, Sample
 from . import DistributedError, protocol
 
 CONNECT_ATTEMPT = 1.0  # seconds per attempt to reach the master (Locust's CONNECT_TIMEOUT)
@@ -60,6 +60,7 @@ class WorkerAgent:
         self.welcomed = Event()
         self.refused: str | None = None
         self.cell: _Cell | None = None
+        self.level_phase: str | None = None  # WARMUP or MEASURED while an arrival-rate level runs here
         self.idle = Event()  # no users of an earlier cell left
         self.idle.set()
         runner.register_message(protocol.WELCOME, self._welcome)
@@ -168,7 +169,7 @@ class WorkerAgent:
     def _strip_warmup_stats(self, client_id: str, data: dict[str, Any]) -> None:
         """Locust reports statistics every few seconds; outside a measured phase they are left out."""
         controller = self.context.controller
-        if controller is not None and controller.phase != WARMUP:
+        if self.level_phase == MEASURED or (controller is not None and controller.phase != WARMUP):
             return
         data["stats"] = []
         data["stats_total"] = StatsEntry(self.environment.stats, "Aggregated", None).serialize()

@@ -20,7 +20,7 @@ from locust.env import Environment
 
 from ..distributed import DistributedError, protocol
 from ..events import RunEvents
-from ..results.sample import MEASURED, Sample
+from ..results.sample import MEASURED, WARMUP, Sample
 from .driver import DRAIN_TIMEOUT, LevelDriver, LevelOutcome
 from .rates import Arrivals, Level
 from .schedule import Schedule
@@ -168,15 +168,23 @@ def _run_level(agent: Any, spec: dict[str, Any]) -> None:
     def collect(sample: Sample) -> None:
         batch.append(protocol.sample_row(sample))
 
+    def measuring() -> None:  # Locust's step statistics count from here, as on the master
+        environment.stats.reset_all()
+        agent.level_phase = MEASURED
+
     driver = LevelDriver(environment, environment.user_classes[0], Level(**spec["level"]),
                          int(spec["repetition"]), Arrivals(**spec["arrivals"]), on_sample=collect,
+                         on_measured=measuring,
                          on_failure=lambda evidence: agent.context.events.failure.fire(evidence=evidence),
                          epoch=float(spec["epoch"]), share=(int(spec["share"]), int(spec["of"])))
+    agent.level_phase = WARMUP
     flusher = gevent.spawn(keep_flushing)
     try:
         outcome = driver.run(float(spec["time_limit"]))
     finally:
         flusher.kill()
         flush()
+        runner._send_stats()  # the step statistics reach the master before the level's outcome
+        agent.level_phase = None
         agent.idle.set()
     runner.send_message(protocol.LEVEL_DONE, outcome_message(cell, outcome))

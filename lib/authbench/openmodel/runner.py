@@ -18,6 +18,7 @@ from ..patterns import Plan
 from ..runner import CellResult, _step_stats, run_plan
 from ..users.journey import RunContext
 from . import capacity
+from .cooldown import cool_down, idle_latency
 from .distributed import run_on_workers
 from .driver import LevelDriver, LevelOutcome
 from .rates import SLO, Level, LevelPlan, format_rate
@@ -117,19 +118,30 @@ def run_search(environment: Environment, plan: LevelPlan, cell_time_limit: float
     knobs = plan.search
     assert knobs is not None
     cells: list[OpenCellResult] = []
+    cooldowns: list[dict[str, Any] | None] = []  # per step: the cool-down that came before it
+    probe = environment.user_classes[0](environment)  # one user outside any cell: journeys sent one at a time
+    probe.on_start()
+    idle_ms = idle_latency(probe.journey)
 
     def measure(rate: float, stage: str) -> bool:
+        cooled = None
+        if cells and not passes(cells[-1]) and idle_ms is not None:  # the failed step's backlog drains first
+            cooled = cool_down(probe.journey, idle_ms).to_dict()
+        cooldowns.append(cooled)
         level = Level(f"{CAPACITY_PREFIX}-{len(cells) + 1}-{stage}@{format_rate(rate)}", rate, knobs.hold,
                       knobs.warmup)
         cell = run_level(environment, level, 1, plan, cell_time_limit)
         cells.append(cell)
         return passes(cell)
 
-    result = capacity.search(measure, knobs)
+    try:
+        result = capacity.search(measure, knobs)
+    finally:
+        probe.on_stop()
     record = result.to_dict()
     record.update(slo=plan.slo.describe() if plan.slo else None, hold_s=knobs.hold, warmup_s=knobs.warmup,
                   growth=knobs.growth, precision=knobs.precision, max_rate=knobs.max_rate,
-                  step_labels=[cell.pattern.label for cell in cells])
+                  step_labels=[cell.pattern.label for cell in cells], idle_ms=idle_ms, step_cooldowns=cooldowns)
     return record
 
 

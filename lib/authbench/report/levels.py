@@ -62,10 +62,11 @@ def capacity_tables(results: Results) -> list[Table]:
             continue
         by_label = {cell.pattern: cell for cell in run.cells}
         rows = []
-        for step, label in zip(found["steps"], found.get("step_labels") or [], strict=False):
+        cooldowns = found.get("step_cooldowns") or []
+        for i, (step, label) in enumerate(zip(found["steps"], found.get("step_labels") or [], strict=False)):
             cell = by_label.get(label)
             record = (cell.open or {}) if cell else {}
-            rows.append([f"{step['rate']:.4g}", step["stage"],
+            rows.append([f"{step['rate']:.4g}", step["stage"], _cooldown(cooldowns[i] if i < len(cooldowns) else None),
                          f"{record['achieved_rate']:.4g}" if record else MISSING,
                          format_ms(record["response_ms"]["p99"]) if record else MISSING,
                          f"{100.0 * cell.summary.errors / cell.summary.tests:.2f}" if cell and cell.summary.tests
@@ -76,6 +77,17 @@ def capacity_tables(results: Results) -> list[Table]:
                  else "No confirmed maximum capacity: see the steps."]
         if found.get("ceiling_reached"):
             notes.append("Every step up to the search's maximum rate passed: the capacity is higher.")
-        tables.append(Table(f"{backend}: capacity search", ["rate /s", "stage", "achieved /s", "p99 (ms)", "errors %",
-                                                            "result", "why"], rows, notes=notes))
+        if found.get("idle_ms") is not None:
+            notes.append(f"Cool-down: after a failed step, single journeys until 3 in a row answered near the idle "
+                         f"latency ({found['idle_ms']:.1f} ms) again; 'busy' marks a step that began before they did.")
+        tables.append(Table(f"{backend}: capacity search", ["rate /s", "stage", "cool-down", "achieved /s",
+                                                            "p99 (ms)", "errors %", "result", "why"],
+                            rows, notes=notes))
     return tables
+
+
+def _cooldown(record: dict[str, Any] | None) -> str:
+    """The cool-down before a step: its seconds, or 'busy' when the target had not settled when it ran out."""
+    if not record:
+        return ""
+    return f"{record['seconds']:.1f} s" + ("" if record["settled"] else " (busy)")

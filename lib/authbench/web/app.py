@@ -62,7 +62,7 @@ def install(environment, results: Path, prepare: Callable[[dict[str, str]], Any]
     guards.install(app, allowed_hosts)
     guard = guards.protected(web_ui)
     live = LiveRun()
-    live.attach(environment.authbench.events)
+    live.attach(environment.authbench.events, environment.authbench)
     launcher = Launcher(environment, live, results, prepare)
     locust_page.adapt(environment, launcher, live, guard, PREFIX)
 

@@ -28,6 +28,7 @@ class LiveRun:
     """The state of the current (or last) run, as plain JSON-ready data; listeners added by `attach`."""
 
     def __init__(self) -> None:
+        self._context: Any = None
         self._clear()
 
     def _clear(self) -> None:
@@ -50,7 +51,9 @@ class LiveRun:
         self._quantiles: dict[int, tuple[float, float]] = {}  # p50, p95 of a second that is over (computed once)
         self.marks: list[dict[str, Any]] = []  # cell starts, measured phases and cell ends, for the chart
 
-    def attach(self, events: RunEvents) -> None:
+    def attach(self, events: RunEvents, context: Any = None) -> None:
+        """Follow the runs of `events`; `context` (the RunContext) also gives the running level's live figures."""
+        self._context = context
         events.sample.add_listener(self.on_sample)
         events.cell_start.add_listener(self.on_cell_start)
         events.measuring.add_listener(self.on_measuring)
@@ -164,7 +167,7 @@ class LiveRun:
             },
             "journeys": {"measured": self.done[MEASURED], "warmup": self.done[WARMUP], "planned": planned},
             "time": self._time(planned),
-            "rows": rows, "running": running,
+            "rows": rows, "running": running, "level": self._level_live(),
             "reasons": [{"reason": reason, "measured": self.reasons[MEASURED][reason],
                          "warmup": self.reasons[WARMUP][reason], "example": self.examples.get(reason)}
                         for reason in sorted(set(self.reasons[MEASURED]) | set(self.reasons[WARMUP]))],
@@ -173,6 +176,18 @@ class LiveRun:
                          for second, (ok, total, errors) in sorted(self._timeline.items())],
             "marks": self.marks,
         }
+
+    def _level_live(self) -> dict[str, Any] | None:
+        """The arrival-rate level running, as it goes: target and achieved rate, late and dropped starts, and
+        p99 from the intended start beside p99 of service time (a run on workers has them when they report)."""
+        outcome = getattr(self._context, "level", None)
+        if outcome is None or outcome.finished or self.phase != MEASURED or self.state != RUNNING:
+            return None
+        return {"label": outcome.level.label, "target_rate": outcome.level.rate,
+                "achieved_rate": round(outcome.live_rate(time.time()), 3), "started": outcome.started,
+                "late": outcome.late, "dropped": outcome.dropped, "in_flight_peak": outcome.peak_in_flight,
+                "response_p99_ms": outcome.response.percentile(99.0),
+                "service_p99_ms": outcome.service.percentile(99.0)}
 
     def _percentiles(self, second: int) -> dict[str, float | None]:
         """p50 and p95 of the journeys that ended in that second; a second that is over is computed once."""

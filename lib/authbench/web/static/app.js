@@ -77,10 +77,16 @@ function showRun(s) {
   $("stop").disabled = !s.busy;
 
   const levels = s.rows.filter((row) => row.open);  // arrival-rate levels: what only an open model knows
-  $("open-figures").textContent = levels.map((row) => `${row.label}: target ${rate(row.open.target_rate)}/s, ` +
+  const figures = levels.map((row) => `${row.label}: target ${rate(row.open.target_rate)}/s, ` +
     `achieved ${rate(row.open.achieved_rate)}/s, ${row.open.late} late, ${row.open.dropped} dropped, ` +
     `p99 ${ms(row.open.response_ms.p99)} ms from intended start vs ${ms(row.open.service_ms.p99)} ms service` +
-    (row.open.sustained ? "" : " — NOT SUSTAINED")).join("; ");
+    (row.open.sustained ? "" : " — NOT SUSTAINED"));
+  const now = s.level;  // the level running, as it goes
+  if (now) figures.push(`${now.label} (running): target ${rate(now.target_rate)}/s, achieved so far ` +
+    `${rate(now.achieved_rate)}/s, ${now.late} late, ${now.dropped} dropped, in flight at most ` +
+    `${now.in_flight_peak}, p99 ${ms(now.response_p99_ms)} ms from intended start vs ` +
+    `${ms(now.service_p99_ms)} ms service`);
+  $("open-figures").textContent = figures.join("; ");
   const rows = s.rows.map(grinderRow);
   if (s.running) rows.push(grinderRow(s.running));
   fill(document.querySelector("#grinder tbody"), rows);
