@@ -20,6 +20,8 @@ from urllib.parse import urlsplit
 import ldap
 from gevent.socket import wait_read
 
+from ..errors import AuthFailure
+
 DEFAULT_TIMEOUT = 10.0  # seconds an operation (or a connect) may take before it is an error
 SCOPES = {"base": ldap.SCOPE_BASE, "one": ldap.SCOPE_ONELEVEL, "sub": ldap.SCOPE_SUBTREE,
           "subordinates": ldap.SCOPE_SUBORDINATE}
@@ -32,13 +34,8 @@ NO_ENTRY = "no entry found"
 AMBIGUOUS = "more than one entry"
 
 
-class LdapFailure(Exception):
+class LdapFailure(AuthFailure):
     """A failed operation; `reason` is the LDAP result code name and number, or a connection problem."""
-
-    def __init__(self, reason: str, detail: str = "") -> None:
-        super().__init__(f"{reason}: {detail}" if detail else reason)
-        self.reason = reason
-        self.detail = detail
 
 
 @dataclass(frozen=True)

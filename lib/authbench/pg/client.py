@@ -16,6 +16,8 @@ from urllib.parse import unquote, urlsplit
 
 import pg8000.native
 
+from ..errors import AuthFailure
+
 DEFAULT_PORT = 5432
 DEFAULT_DATABASE = "postgres"
 DEFAULT_TIMEOUT = 10.0
@@ -36,11 +38,8 @@ CONDITIONS = {
 }
 
 
-class LoginFailure(Exception):
-    def __init__(self, reason: str, detail: str = "") -> None:
-        super().__init__(f"{reason}: {detail}" if detail else reason)
-        self.reason = reason
-        self.detail = detail
+class LoginFailure(AuthFailure):
+    """A database login that failed; `reason` from the SQLSTATE condition or the connection."""
 
 
 @dataclass(frozen=True)
