@@ -104,7 +104,8 @@ def test_web_ui_route_serves_the_registry(monkeypatch):
 
 
 def test_grafana_dashboard_asks_only_for_metrics_authbench_serves():
-    dashboard = json.loads((Path(__file__).resolve().parents[1] / "deploy" / "grafana" / "authbench.json").read_text())
+    path = Path(__file__).resolve().parents[1] / "helm" / "authbench" / "dashboards" / "authbench.json"
+    dashboard = json.loads(path.read_text())
     exprs = [target["expr"] for panel in dashboard["panels"] for target in panel["targets"]]
     names = {name for expr in exprs for name in re.findall(r"authbench_\w+", expr)}
     asked = {re.sub(r"_(bucket|total|info)$", "", name) for name in names}

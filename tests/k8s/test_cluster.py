@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import secrets
 import shutil
 import subprocess
 import tarfile
@@ -150,8 +151,51 @@ def test_a_failing_run_gives_the_failed_condition_and_exit_3(cluster):
     assert (cluster.workdir / "results-volume" / "fail-1" / "report.html").exists()  # the report, even so
 
 
+# Run inside the results reader's pod (the authbench image has Python): GET a URL of the web UI by its Service
+# name, with or without the login and with a given Host header; prints the status code.
+PROBE = """
+import base64, sys, urllib.error, urllib.request
+url, auth, host = sys.argv[1:4]
+request = urllib.request.Request(url)
+if auth:
+    request.add_header("Authorization", "Basic " + base64.b64encode(auth.encode()).decode())
+if host:
+    request.add_header("Host", host)
+try:
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        print(answer.status, answer.read(200).decode(errors="replace"))
+except urllib.error.HTTPError as error:
+    print(error.code)
+"""
+
+
+def test_the_web_ui_runs_behind_its_login_and_answers_by_its_service_name(cluster):
+    refused = cluster.run("helm", "install", "nologin", str(CHART), *IMAGES, "--set", "mode=web", check=False)
+    assert refused.returncode != 0 and "web.auth.existingSecret" in refused.stderr
+    login = f"admin:{secrets.token_urlsafe(12)}"
+    cluster.kubectl("create", "secret", "generic", "web-login", f"--from-literal=auth={login}")
+    cluster.run("helm", "install", "web", str(CHART), *IMAGES, "--set", "mode=web",
+                "--set", "web.auth.existingSecret=web-login", "--set", "results.reader.enabled=false",
+                "--set", "results.persistence.existingClaim=pass-authbench-results")
+    rollout = cluster.run("kubectl", "rollout", "status", "deploy/web-authbench-web", "--timeout=180s",
+                          timeout=200, check=False)
+    assert rollout.returncode == 0, cluster.diagnose()
+
+    def get(path: str, auth: str = "", host: str = "") -> str:
+        url = f"http://web-authbench-web:8089{path}"
+        return cluster.kubectl("exec", "deploy/pass-authbench-results", "--", "python3", "-c", PROBE, url, auth,
+                               host).strip()
+
+    assert get("/authbench/api/state") == "401"  # no login, no UI
+    assert get("/authbench/api/state", "admin:wrong") == "401"
+    status, _, body = get("/authbench/api/state", login).partition(" ")
+    assert status == "200" and '"busy": false' in body  # reached by its Service's name, behind the login
+    assert get("/authbench/api/state", login, host="attacker.example") == "421"  # DNS rebinding refused
+    assert login.split(":", 1)[1] not in cluster.kubectl("logs", "deploy/web-authbench-web")
+
+
 def test_teardown_leaves_no_process_mount_or_bridge(cluster):
-    for release in ("pass", "fail"):
+    for release in ("web", "pass", "fail"):
         cluster.run("helm", "uninstall", release, "--wait", "--timeout=120s", timeout=150)
     down = subprocess.run([str(SCRIPTS / "cluster.sh"), "down", str(cluster.workdir)], capture_output=True,
                           text=True, timeout=CLUSTER_TIMEOUT, check=False)
