@@ -90,4 +90,4 @@ def _cooldown(record: dict[str, Any] | None) -> str:
     """The cool-down before a step: its seconds, or 'busy' when the target had not settled when it ran out."""
     if not record:
         return ""
-    return f"{record['seconds']:.1f} s" + ("" if record["settled"] else " (busy)")
+    return f"{record['seconds']:.2g} s, {record['probes']} probes" + ("" if record["settled"] else " (busy)")

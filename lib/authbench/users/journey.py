@@ -97,12 +97,12 @@ class JourneyUser(User):
         self.journey_phase = phase
         self.began = time.monotonic()
         start = time.time()
-        began = time.perf_counter()
+        timer = time.perf_counter()
         try:
             outcome = self.journey()
         except Exception as exc:  # a ticket taken is a test counted, whatever happens in the journey
             outcome = JourneyOutcome(False, UNEXPECTED_ERROR, f"{type(exc).__name__}: {exc}")
-        elapsed_ms = (time.perf_counter() - began) * 1000
+        elapsed_ms = (time.perf_counter() - timer) * 1000
         if self.in_step_stats:
             self.environment.events.request.fire(
                 request_type=self.request_type, name=self.journey_name, response_time=elapsed_ms, response_length=0,
