@@ -159,3 +159,37 @@ def test_version_mismatch_is_refused_on_both_sides():
     last = err.strip().splitlines()[-1]
     assert last.startswith(f"authbench: error: the master runs authbench {__version__}, this worker 0.0.1-other")
     assert "Traceback" not in err
+
+
+def test_a_level_on_workers_shows_its_rate_on_the_masters_metrics_as_it_runs():
+    """The workers send their counters with their samples, so the master's level gauges follow the level."""
+    from authbench.openmodel.rates import Arrivals, Level, LevelPlan
+    from authbench.openmodel.runner import run_any
+
+    environment, coordinator, _samples, cells = _start_master(MASTER_PORT + 6)
+    processes = _workers(2, MASTER_PORT + 6, journey_ms=2)
+    server = serve(environment, METRICS_PORT + 6)
+    scrapes: list[dict[str, float]] = []
+
+    def scrape_while_running() -> None:
+        while not cells:
+            scrapes.append(scrape(f"http://127.0.0.1:{METRICS_PORT + 6}/metrics"))
+            gevent.sleep(0.2)
+
+    try:
+        coordinator.wait_for_workers(2, WAIT)
+        scraper = gevent.spawn(scrape_while_running)
+        run_any(environment, LevelPlan((Level("40/s", 40.0, 3.0),), Arrivals()), cell_time_limit=CELL_LIMIT)
+        scraper.join(timeout=5)
+    finally:
+        server.shutdown()
+        server.server_close()
+        codes = _reap(environment, processes)
+    assert codes == [0, 0]
+    (cell,) = cells
+    assert cell.open["started"] == 120 and cell.complete
+    during = [seen for seen in scrapes if seen.get("authbench_level_achieved_rate", 0) > 0
+              and seen.get("authbench_cell_journeys_done", 0) < 120]
+    assert during, scrapes[-3:]  # a rate while the level still ran, not only its final figures
+    assert all(seen["authbench_level_target_rate"] == 40 for seen in during)
+    assert max(seen["authbench_level_achieved_rate"] for seen in during) > 20

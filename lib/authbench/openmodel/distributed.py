@@ -2,14 +2,16 @@
 
 The master sends the level with an epoch a little ahead (every worker has the message before slot 0),
 and worker k of n starts slots k, k+n, k+2n…; so n processes keep a rate one could not, with the
-same intended starts. Samples come back in batches like a pattern's; at the end each worker sends
-its counters and its HDR histograms (encoded), which the master adds into one LevelOutcome. A worker
+same intended starts. Samples come back in batches like a pattern's, with the worker's counters so far
+(so /metrics on the master follows the level as it runs); at the end each worker sends its final
+counters and its HDR histograms (encoded), which the master adds into one LevelOutcome. A worker
 lost mid-level takes its share with it: the level is marked degraded.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import time
 from typing import Any
 
@@ -27,6 +29,7 @@ from .schedule import Schedule
 
 EPOCH_LEAD = 1.0  # seconds from sending a level to its epoch
 FLUSH_INTERVAL = 0.25  # seconds a worker's finished journey may wait before it is sent
+LIVE_COUNTERS_EVERY = 1.0  # seconds between a worker's counters reaching the master when no journey ended
 BATCH_SIZE = 100
 POLL = 0.2  # seconds between the master's checks for lost workers
 REPORT_GRACE = 10.0  # seconds beyond a level's own bounds the master waits for the workers' reports
@@ -34,17 +37,25 @@ COUNTERS = ("planned", "started", "dropped", "late", "unfinished", "not_reached"
 HISTOGRAMS = ("response", "service", "lag")
 
 
+def counters(outcome: LevelOutcome) -> dict[str, int]:
+    return {name: getattr(outcome, name) for name in COUNTERS}
+
+
 def outcome_message(cell: int, outcome: LevelOutcome) -> dict[str, Any]:
-    return {"cell": cell, "counters": {name: getattr(outcome, name) for name in COUNTERS},
+    return {"cell": cell, "counters": counters(outcome),
             "first_sent": outcome.first_sent, "last_sent": outcome.last_sent,
             "histograms": {name: [getattr(outcome, name).histogram.encode(), getattr(outcome, name).total_ms]
                            for name in HISTOGRAMS}}
 
 
+def add_counters(outcome: LevelOutcome, per_worker: dict[str, dict[str, int]]) -> None:
+    """The level's counters: the sum of each worker's latest (peak in flight too: an upper bound of the whole)."""
+    for name in COUNTERS:
+        setattr(outcome, name, sum(int(latest.get(name, 0)) for latest in per_worker.values()))
+
+
 def merge(outcome: LevelOutcome, data: dict[str, Any]) -> None:
-    """Add one worker's counters and histograms (peak in flight adds up: an upper bound of the whole)."""
-    for name, value in data["counters"].items():
-        setattr(outcome, name, getattr(outcome, name) + int(value))
+    """Add one worker's final histograms and send times (its counters go through add_counters)."""
     sent = [value for value in (outcome.first_sent, data["first_sent"]) if value is not None]
     outcome.first_sent = min(sent) if sent else None
     sent = [value for value in (outcome.last_sent, data["last_sent"]) if value is not None]
@@ -68,6 +79,7 @@ class LevelTracker:
         self.outcome = outcome
         self.lost: set[str] = set()
         self.reported: set[str] = set()
+        self.counters: dict[str, dict[str, int]] = {}  # each worker's latest counters: live figures for /metrics
         self.done = Event()
 
     def receive(self, worker: str, data: dict[str, Any]) -> None:
@@ -78,9 +90,14 @@ class LevelTracker:
             if sample.phase == MEASURED:
                 self.outcome.samples.append(sample)
             self.events.sample.fire(sample=sample)
+        if data.get("counters") and worker not in self.reported:  # its final ones come with level_done
+            self.counters[worker] = data["counters"]
+            add_counters(self.outcome, self.counters)
 
     def level_done(self, worker: str, data: dict[str, Any]) -> None:
         if worker in self.assignment and worker not in self.lost and worker not in self.reported:
+            self.counters[worker] = data["counters"]
+            add_counters(self.outcome, self.counters)
             merge(self.outcome, data)
             self.reported.add(worker)
             self._check()
@@ -88,6 +105,8 @@ class LevelTracker:
     def lose(self, worker: str) -> None:
         if worker in self.assignment and worker not in self.reported:
             self.lost.add(worker)
+            if self.counters.pop(worker, None) is not None:  # its share goes with it (the level is degraded)
+                add_counters(self.outcome, self.counters)
             self._check()
 
     def confirm_stop(self, worker: str) -> None:  # levels are never stopped by message: bounded on the worker
@@ -154,16 +173,20 @@ def _run_level(agent: Any, spec: dict[str, Any]) -> None:
     cell = int(spec["cell"])
     batch: list[protocol.Row] = []
 
-    def flush() -> None:
-        while batch:
+    def flush(always: bool = False) -> None:
+        """Send the finished journeys with this worker's counters so far (also without journeys if `always`)."""
+        while batch or always:
             chunk = batch[:BATCH_SIZE]
             del batch[:BATCH_SIZE]
-            runner.send_message(protocol.SAMPLES, {"cell": cell, "samples": chunk, "finished": [], "last": False})
+            runner.send_message(protocol.SAMPLES, {"cell": cell, "samples": chunk, "finished": [], "last": False,
+                                                   "counters": counters(driver.outcome)})
+            always = False
 
     def keep_flushing() -> None:
-        while True:
+        ticks = round(LIVE_COUNTERS_EVERY / FLUSH_INTERVAL)
+        for tick in itertools.count(1):
             gevent.sleep(FLUSH_INTERVAL)
-            flush()
+            flush(always=tick % ticks == 0)
 
     def collect(sample: Sample) -> None:
         batch.append(protocol.sample_row(sample))
