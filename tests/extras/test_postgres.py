@@ -139,3 +139,24 @@ def test_a_database_or_otp_target_under_load_elsewhere_is_refused(extras_env, tm
         code, _, err = run(args, capsys)
     assert code == 2 and err.count("\n") == 1 and "is already under load by authbench compare" in err
     assert not (tmp_path / "busy").exists()
+
+
+def test_a_fault_plan_stops_and_starts_the_database_inside_a_paced_run(extras_env, tmp_path, capsys):
+    """Test 4's fault plans on a database-login run: PostgreSQL stopped and started by the plan, every login
+    tried while it was down a connect error, logins again once it is back; no SSO, so no Test 4 verdict."""
+    try:
+        code, out, err = run(["--target", "lab:postgres", "--pattern", "2x25", "--pace", "0.2s", "--fault",
+                              "at=1s stop postgres; at=2.5s start postgres", "--results", str(tmp_path),
+                              "--run-id", "f"], capsys)
+    finally:
+        lab_api.start_component(extras_env.run_dir, "postgres")
+        wait_for_login(extras_env)
+    assert code == 0, out + err
+    cell = json.loads((tmp_path / "f" / "summary.json").read_text())["cells"][0]
+    stop, start = cell["faults"]
+    assert stop["status"].startswith("stopped") and start["status"].startswith("started")
+    down = [r for r in (tmp_path / "f" / "samples.csv").read_text().splitlines()[1:]
+            if stop["time"] + stop["seconds"] <= float(r.split(",", 1)[0]) < start["time"]]
+    assert down and all(f",error,{CONNECT_ERROR}," in row for row in down)
+    assert cell["failover"]["faults"][0]["test4"] == "-" and cell["summary"]["tests"] == 50
+    assert cell["summary"]["errors"] < 50  # the logins before the stop and after the restart worked

@@ -186,6 +186,9 @@ def test_monitoring_scrapes_the_master_and_ships_the_dashboard():
     (["--set", "plan.patterns=fast"], "at '/plan/patterns'"),
     (["--set", "lab.backends={nosuch}"], "at '/lab/backends/0'"),
     (["--set", "surprise=1"], "surprise"),
+    (["--set-json", "monitoring.serviceMonitor.interval=5"], "at '/monitoring/serviceMonitor/interval'"),
+    (["--set", "monitoring.grafanaDashboard.enable=true"], "enable"),
+    (["--set", "web.allowedHosts={bad host}"], "at '/web/allowedHosts/0'"),
 ])
 def test_schema_rejects_wrong_values(values, message):
     result = helm("template", "bench", str(CHART), *LAB, *values)
