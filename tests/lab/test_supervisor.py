@@ -204,6 +204,21 @@ def test_down_stops_everything_and_is_idempotent(small_lab):
     assert purged.returncode == 0 and not small_lab.run_dir.exists()
 
 
+def test_an_own_child_in_the_middle_of_exec_is_still_running(tmp_path, monkeypatch):
+    """CI once saw a restarted PostgreSQL called "exited": while `unshare` execs `postgres` the command line
+    reads empty. Our own unreaped child is judged by its exit status, a stranger's pid by its command line."""
+    started = processes.start([sys.executable, "-c", "import time; time.sleep(30)"], log_path=tmp_path / "log",
+                              pid_path=tmp_path / "pid", cwd=tmp_path)
+    try:
+        monkeypatch.setattr(processes, "_cmdline", lambda pid: None)  # the exec window
+        assert processes.is_running(started.pid, "no such fragment")
+        monkeypatch.undo()
+        assert processes.stop(started.pid, "time.sleep(30)")
+        assert not processes.is_running(started.pid, "time.sleep(30)")
+    finally:
+        processes.stop(started.pid, "time.sleep(30)")
+
+
 # -- errors before anything starts ---------------------------------------------------------------------
 
 

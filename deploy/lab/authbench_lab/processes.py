@@ -94,17 +94,18 @@ def _cmdline(pid: int) -> str | None:
 
 
 def is_running(pid: int | None, expected_cmd_fragment: str) -> bool:
+    """Our own unreaped child is asked directly: while it execs (unshare turning into postgres) its command
+    line is briefly empty, which must not read as "exited". Anyone else's pid needs the command line."""
     if not pid or pid <= 0:
         return False
-    _reap(pid)
+    proc = _children.get(pid)
+    if proc is not None:
+        if proc.poll() is None:
+            return True
+        del _children[pid]
+        return False
     cmdline = _cmdline(pid)
     return cmdline is not None and expected_cmd_fragment in cmdline
-
-
-def _reap(pid: int) -> None:
-    proc = _children.get(pid)
-    if proc is not None and proc.poll() is not None:
-        del _children[pid]
 
 
 def _wait_gone(pid: int, fragment: str, timeout: float) -> bool:
