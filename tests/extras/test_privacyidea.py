@@ -141,3 +141,26 @@ def test_onespan_levels_on_otp_with_the_servers_cpu(extras_lab, monkeypatch, tmp
         assert {"privacyidea", "ldap", "generator"} <= set(parts) and parts["privacyidea"]["cpu_s"] > 0
     assert main(["report", str(tmp_path / "onespan")]) == 0  # the report renders a run of the new journey
     assert "privacyidea" in (tmp_path / "onespan" / "report.md").read_text()
+
+
+def test_a_fault_plan_stops_slapd_under_an_otp_run(extras_lab, monkeypatch, tmp_path, capsys):
+    """Test 4's fault plan on the OTP journey: privacyIDEA finds its users in LDAP, so stopping slapd fails
+    checks (here they hang until the client's timeout: privacyIDEA waits for its LDAP pool, docs/privacyidea.md),
+    the analysis gives the outage a recovery time but no Test 4 verdict, and checks pass again afterwards."""
+    monkeypatch.setenv("AUTHBENCH_LAB_DIR", str(extras_lab.run_dir))
+    try:
+        code = main(["run", "--target", "lab:privacyidea", "--otp-type", "spass", "--pattern", "2x25", "--pace",
+                     "0.2s", "--fault", "at=1s stop ldap; at=2.5s start ldap", "--results", str(tmp_path),
+                     "--run-id", "f"])
+    finally:
+        lab_api.start_component(extras_lab.run_dir, "ldap")
+    out = capsys.readouterr().out
+    assert code == 0, out
+    cell = json.loads((tmp_path / "f" / "summary.json").read_text())["cells"][0]
+    stop, start = cell["faults"]
+    assert stop["status"].startswith("stopped") and start["status"].startswith("started")
+    assert cell["summary"]["tests"] == 50 and 0 < cell["summary"]["errors"] < 50
+    analysis = cell["failover"]["faults"][0]
+    assert analysis["test4"] == "-" and analysis["recovery_s"] >= 1.0
+    given = settings(extras_lab, "spass", tmp_path)
+    assert check(new_pool(given), given, "user030")[0]  # privacyIDEA answers again once slapd is back
