@@ -153,19 +153,29 @@ def test_a_failing_run_gives_the_failed_condition_and_exit_3(cluster):
 
 # Run inside the results reader's pod (the authbench image has Python): GET a URL of the web UI by its Service
 # name, with or without the login and with a given Host header; prints the status code.
+# One GET from inside the cluster. A refused connection is tried again for a while: a Service answers only
+# once kube-proxy has seen the ready pod's endpoint, a moment after `rollout status` returns.
 PROBE = """
-import base64, sys, urllib.error, urllib.request
+import base64, sys, time, urllib.error, urllib.request
 url, auth, host = sys.argv[1:4]
 request = urllib.request.Request(url)
 if auth:
     request.add_header("Authorization", "Basic " + base64.b64encode(auth.encode()).decode())
 if host:
     request.add_header("Host", host)
-try:
-    with urllib.request.urlopen(request, timeout=10) as answer:
-        print(answer.status, answer.read(200).decode(errors="replace"))
-except urllib.error.HTTPError as error:
-    print(error.code)
+deadline = time.monotonic() + 30
+while True:
+    try:
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            print(answer.status, answer.read(200).decode(errors="replace"))
+    except urllib.error.HTTPError as error:
+        print(error.code)
+    except urllib.error.URLError:
+        if time.monotonic() > deadline:
+            raise
+        time.sleep(1)
+        continue
+    break
 """
 
 
