@@ -152,9 +152,9 @@ def test_a_failing_run_gives_the_failed_condition_and_exit_3(cluster):
 
 
 # Run inside the results reader's pod (the authbench image has Python): GET a URL of the web UI by its Service
-# name, with or without the login and with a given Host header; prints the status code.
-# One GET from inside the cluster. A refused connection is tried again for a while: a Service answers only
-# once kube-proxy has seen the ready pod's endpoint, a moment after `rollout status` returns.
+# name, with or without the login and with a given Host header; prints the status code. A refused connection
+# is tried again for a while: a Service answers only once kube-proxy has the ready pod's endpoint, a moment
+# after `rollout status` returns (a cold cluster refused the first GET once).
 PROBE = """
 import base64, sys, time, urllib.error, urllib.request
 url, auth, host = sys.argv[1:4]
