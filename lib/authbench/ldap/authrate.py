@@ -67,6 +67,7 @@ class Outcome:
     late_ops: int = 0
     connections_opened: int = 0
     time_wait: int | None = None
+    unanswered: int = 0  # operations still waiting for the server when the run ended: in no count above
 
 
 class Pacer:
@@ -144,6 +145,7 @@ class Run:
         self.emitted = 0
         self.pacer = Pacer(limits.target_rate, self.start) if limits.target_rate else None
         self.connections: list[Connection] = []
+        self.in_flight = 0
 
     def _ticket(self) -> bool:
         if time.perf_counter() >= self.deadline:
@@ -163,11 +165,13 @@ class Run:
                 if self.pacer is not None and not self.pacer.wait(self.deadline):
                     break
                 began = time.perf_counter()
+                self.in_flight += 1  # left counted when the run ends before the server answers
                 try:
                     authenticate(self.plan, conn, searcher if separate else conn, self.plan.arguments.random)
                     ok, reason = True, ""
                 except LdapFailure as failure:
                     ok, reason = False, failure.reason
+                self.in_flight -= 1
                 ended = time.perf_counter()
                 if ended >= self.measure_from:
                     self.recent.add((ended - began) * 1000, ok)
@@ -213,4 +217,4 @@ class Run:
         return Outcome(self.total, max(0.0, now - self.measure_from), self.reasons,
                        self.pacer.behind_max_s if self.pacer else 0.0, self.pacer.late if self.pacer else 0,
                        sum(c.opened for c in self.connections),
-                       None if self.limits.keep_open else time_wait_count(self.endpoint.port))
+                       None if self.limits.keep_open else time_wait_count(self.endpoint.port), self.in_flight)

@@ -15,6 +15,9 @@ def summary_lines(outcome: Outcome, limits: Limits) -> list[str]:
     lines = [f"{total.ops} authentications in {outcome.measured_s:.1f} s after the warm-up: {rate:.1f}/s, "
              f"{total.errors} errors"]
     lines += [f"  {count} × {reason}" for reason, count in outcome.reasons.most_common()]
+    if outcome.unanswered:
+        lines.append(f"{outcome.unanswered} operations were still waiting for the server when the run ended "
+                     "(in no figure above: the server did not answer them within the run)")
     if limits.target_rate:
         lines.append(f"target {limits.target_rate:g}/s: at most {outcome.behind_max_s * 1000:.0f} ms behind "
                      f"schedule, {outcome.late_ops} operations started late")

@@ -68,7 +68,8 @@ def worker(plan: BindPlan, limits: Limits, endpoint: Endpoint, slot: int, worker
     mine = share(limits, slot, workers)
     outcome = Run(plan, mine, endpoint, _Sender()).execute()
     _send({"end": {"reasons": dict(outcome.reasons), "behind_max_s": outcome.behind_max_s,
-                   "late": outcome.late_ops, "opened": outcome.connections_opened}})
+                   "late": outcome.late_ops, "opened": outcome.connections_opened,
+                   "unanswered": outcome.unanswered}})
     return 0
 
 
@@ -130,4 +131,5 @@ def run_workers(argv: Sequence[str], limits: Limits, endpoint: Endpoint, table: 
         reasons.update(end["reasons"])
     return Outcome(table.total, max(0.0, last - measure_from), reasons,
                    max((e["behind_max_s"] for e in ends), default=0.0), sum(e["late"] for e in ends),
-                   sum(e["opened"] for e in ends), None if limits.keep_open else time_wait_count(endpoint.port))
+                   sum(e["opened"] for e in ends), None if limits.keep_open else time_wait_count(endpoint.port),
+                   sum(e["unanswered"] for e in ends))
