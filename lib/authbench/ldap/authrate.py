@@ -217,4 +217,5 @@ class Run:
         return Outcome(self.total, max(0.0, now - self.measure_from), self.reasons,
                        self.pacer.behind_max_s if self.pacer else 0.0, self.pacer.late if self.pacer else 0,
                        sum(c.opened for c in self.connections),
-                       None if self.limits.keep_open else time_wait_count(self.endpoint.port), self.in_flight)
+                       None if self.limits.keep_open else time_wait_count(self.endpoint.port),
+                       unanswered=self.in_flight)

@@ -132,4 +132,4 @@ def run_workers(argv: Sequence[str], limits: Limits, endpoint: Endpoint, table: 
     return Outcome(table.total, max(0.0, last - measure_from), reasons,
                    max((e["behind_max_s"] for e in ends), default=0.0), sum(e["late"] for e in ends),
                    sum(e["opened"] for e in ends), None if limits.keep_open else time_wait_count(endpoint.port),
-                   sum(e["unanswered"] for e in ends))
+                   unanswered=sum(e["unanswered"] for e in ends))
