@@ -1,13 +1,14 @@
-"""LDAP simple binds: `locust -f locustfiles/ldap_bind.py --host ldap://127.0.0.1:17001`.
+"""LDAP binds: `locust -f locustfiles/ldap_bind.py --host ldap://127.0.0.1:17001 --bind-dn 'uid={user},…'`.
 
-`authbench run --target ldap://…` (or `lab:ldap`) drives the same user in exact threads × runs patterns.
+`authbench run --target ldap://…` (or `lab:ldap`) drives the same user in exact threads × runs patterns;
+the options are `authbench run`'s LDAP ones, under the same names.
 """
 
 from __future__ import annotations
 
-from authbench.users.journey import for_plain_locust
-from authbench.users.ldap import LDAPUser, add_locust_options, context_from_locust_options
+from authbench.kinds.ldap.user import LDAPUser
+from authbench.plain_locust import under_plain_locust
 
 __all__ = ["LDAPUser"]
 
-for_plain_locust(add_locust_options, context_from_locust_options)
+under_plain_locust("ldap")

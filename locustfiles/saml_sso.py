@@ -1,14 +1,15 @@
 """SAML 2.0 SP-initiated SSO, browser-like: `locust -f locustfiles/saml_sso.py --host <SP protected URL>`.
 
 `authbench run` drives the same user in exact threads × runs patterns; under plain Locust it runs for
-as long as Locust says (users, spawn rate, run time, web UI), with authbench's options added.
+as long as Locust says (users, spawn rate, run time, web UI), with `authbench run`'s SAML options added
+under the same names (--ca-bundle, --insecure, --timeout, --accounts-template, --login-form, --expect, …).
 """
 
 from __future__ import annotations
 
-from authbench.users.journey import for_plain_locust
-from authbench.users.saml import SAMLUser, add_locust_options, context_from_locust_options
+from authbench.kinds.saml.user import SAMLUser
+from authbench.plain_locust import under_plain_locust
 
 __all__ = ["SAMLUser"]
 
-for_plain_locust(add_locust_options, context_from_locust_options)
+under_plain_locust("saml")

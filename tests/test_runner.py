@@ -7,7 +7,7 @@ import gevent
 from authbench.patterns import parse_plan
 from authbench.results.sample import MEASURED, WARMUP
 from authbench.runner import run_plan_locally
-from authbench.users.journey import JourneyOutcome, JourneyUser
+from authbench.user import JourneyOutcome, JourneyUser
 
 FAIL_EVERY = 7
 

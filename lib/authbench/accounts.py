@@ -11,12 +11,14 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .errors import AuthbenchError
+
 ORDERS = ("sequential", "random")
 MAX_TEMPLATE_ACCOUNTS = 1_000_000
 _RANGE = re.compile(r"\{(\d+)\.\.(\d+)\}")
 
 
-class AccountsError(ValueError):
+class AccountsError(AuthbenchError, ValueError):
     """Unreadable or malformed account source; the message says which and how to fix it."""
 
 

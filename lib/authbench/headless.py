@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import platform
 import sys
 import time
 from collections.abc import Callable
@@ -19,18 +17,19 @@ from typing import Any
 
 from locust.env import Environment
 
-from . import __version__, metrics
+from . import metrics
 from .openmodel import report as open_report
 from .openmodel.rates import LevelPlan
 from .openmodel.runner import run_any
 from .patterns import Plan
 from .results.failures import DEFAULT_KEEP, FailureBudget, FailureKeeper, failures_section, format_failures
+from .results.provenance import machine, versions
 from .results.recorder import SAMPLES_FILE, SUMMARY_FILE, Recorder, keep_cells, results_dir
 from .results.summary import Summary, averages_by_pattern, summarize
 from .results.table import CUT_SHORT_LABEL, format_runs, run_label
 from .runner import CellResult, create_environment
 from .signals import Interrupted, StoppedByUser, note, stop_record
-from .users.journey import JourneyUser, RunContext
+from .user import JourneyUser, RunContext
 
 DEFAULT_CELL_TIME_LIMIT = 3600.0  # seconds one pattern × repetition may take before it is cut short
 
@@ -50,17 +49,6 @@ class RunReport:
     @property
     def degraded(self) -> bool:
         return any(cell.degraded for cell in self.cells)
-
-
-def machine() -> dict[str, Any]:
-    return {"python": platform.python_version(), "platform": platform.platform(), "cores": os.cpu_count(),
-            "node": platform.node()}
-
-
-def versions() -> dict[str, str]:
-    import locust
-
-    return {"authbench": __version__, "locust": locust.__version__}
 
 
 def execute(

@@ -17,6 +17,7 @@ from prometheus_client import CollectorRegistry, Counter, Enum, Gauge, Histogram
 from prometheus_client.core import HistogramMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest, start_http_server
 
+from .errors import AuthbenchError
 from .openmodel import metrics as open_metrics
 from .results.sample import MEASURED, WARMUP, Sample
 
@@ -27,7 +28,7 @@ DEFAULT_METRICS_HOST = "127.0.0.1"
 METRICS_PATH = "/metrics"
 
 
-class MetricsError(ValueError):
+class MetricsError(AuthbenchError, ValueError):
     """/metrics cannot be served (port taken, address not local); the message says which and what to do."""
 
 

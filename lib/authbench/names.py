@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import re
 
+from .errors import AuthbenchError
+
 MAX_NAME_LENGTH = 100  # characters; a path component may hold 255 bytes, room is left for suffixes
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*", re.ASCII)
 
 
-class UnsafeName(ValueError):
+class UnsafeName(AuthbenchError, ValueError):
     """A name that cannot be a path component (a ValueError: callers turn those into one-line errors)."""
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .errors import AuthbenchError
+
 MAX_USERS = 10_000
 MAX_RUNS = 10_000_000
 MAX_REPEAT = 100
@@ -19,7 +21,7 @@ _DURATION = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(ms|s|m|h)?$")
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
 
 
-class PlanError(ValueError):
+class PlanError(AuthbenchError, ValueError):
     """Bad pattern, duration or repeat count; the message names the bad value and the expected form."""
 
 
@@ -52,6 +54,9 @@ class Plan:
     def record(self) -> dict:
         """The plan as summary.json holds it (and --resume compares it)."""
         return {"patterns": [p.label for p in self.patterns], "warmup_s": self.warmup, "repeat": self.repeat}
+
+    def describe(self) -> str:
+        return ",".join(p.label for p in self.patterns)
 
 
 def parse_pattern(text: str) -> Pattern:

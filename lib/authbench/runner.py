@@ -19,7 +19,7 @@ from .distributed import master
 from .patterns import Pattern, Plan
 from .phases import PhaseController
 from .results.sample import Sample
-from .users.journey import JourneyUser, RunContext
+from .user import JourneyUser, RunContext
 
 SPAWN_RATE = 100.0  # users per second: a pattern's users start within a fraction of a second (Locust warns above 100)
 STOP_TIMEOUT = 15.0  # seconds a running journey may take to finish when a cell is cut short

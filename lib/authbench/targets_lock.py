@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from .errors import CliError
+from .errors import AuthbenchError
 from .results.lock import try_lock
 
 LOCK_DIR_ENV = "AUTHBENCH_LOCK_DIR"  # where the lock files live (default: <tmp>/authbench-locks, machine-wide)
@@ -40,7 +40,7 @@ def url_key(url: str) -> str:
     return f"{scheme}://{(parts.hostname or '').lower()}:{port}"
 
 
-class TargetBusy(CliError):
+class TargetBusy(AuthbenchError):
     """Another authbench process is loading the same target."""
 
 

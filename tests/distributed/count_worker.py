@@ -13,7 +13,7 @@ import locust  # noqa: F401, I001  (gevent patches before anything imports ssl, 
 
 from authbench.distributed import DistributedError, worker
 from authbench.runner import create_environment
-from authbench.users.journey import JourneyOutcome, JourneyUser
+from authbench.user import JourneyOutcome, JourneyUser
 
 FAIL_EVERY = 7
 

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from authbench.cli import main
-from authbench.pg.client import CONNECT_ERROR, Endpoint, LoginFailure, login
+from authbench.kinds.postgres.client import CONNECT_ERROR, Endpoint, LoginFailure, login
 from authbench_lab import lab as lab_api
 from authbench_lab import postgres
 from authbench_lab.config import LabConfig

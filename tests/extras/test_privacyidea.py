@@ -10,9 +10,9 @@ import pytest
 
 from authbench.accounts import Account, AccountPicker
 from authbench.cli import main
-from authbench.otp.codes import hotp
-from authbench.otp.counters import CounterStore
-from authbench.users.privacyidea import PrivacyIdeaSettings, check, interpret, new_pool
+from authbench.kinds.privacyidea.codes import hotp
+from authbench.kinds.privacyidea.counters import CounterStore
+from authbench.kinds.privacyidea.user import PrivacyIdeaSettings, check, interpret, new_pool
 from authbench_lab import lab as lab_api
 from authbench_lab.privacyidea import server
 

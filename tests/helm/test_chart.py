@@ -32,8 +32,15 @@ LAB = ["--set", "lab.enabled=true", "--set", "plan.patterns=2x5"]
 OWN_TARGET = ["--set", "target=https://sp.example.org/secure/", "--set", "accounts.existingSecret=my-accounts",
               "--set-string", "caBundle.pem=-----BEGIN CERTIFICATE-----", "--set", "workers.count=5",
               "--set-json", "plan.maxErrorPct=1.5"]
+LDAP = ["--set", "target=ldap://ldap.example.org:389", "--set", "accounts.template=user{000..099}",
+        "--set-json", 'journey.extraArgs=["--bind-dn","uid={user},ou=people,dc=example,dc=org"]']
+OWN_JOURNEY = ["--set", "target=https://sp.example.org/secure/", "--set", "accounts.template=user{000..099}",
+               "--set-file", f"journey.file={ROOT / 'locustfiles' / 'sso_then_page.py'}",
+               "--set", "journey.userClass=SSOThenPage"]
 MATRIX = {
     "lab": LAB,
+    "ldap": LDAP,
+    "own-journey": OWN_JOURNEY,
     "own-target": OWN_TARGET,
     "inline-accounts": ["--set", "target=https://sp.example.org/secure/",
                         "--set", f"accounts.csv=user\\,password\nalice\\,{PASSWORD}\n"],
@@ -118,6 +125,38 @@ def test_master_job_runs_once_and_its_status_is_the_verdict():
     assert worker_args[worker_args.index("--master-host") + 1] == service["metadata"]["name"]
     ports = {port["name"] for port in service["spec"]["ports"]}
     assert ports == {"master", "metrics"}
+
+
+def _prepared(args: list[str]):
+    """What authbench makes of a pod's arguments: its parser and the run path's preparation, no load."""
+    from authbench.cli import build_parser
+    from authbench.cli.run import prepare
+
+    return prepare(build_parser().parse_args(args))
+
+
+def test_worker_pods_run_an_ldap_plan_as_workers():
+    from authbench.prepared import Master, Worker
+
+    _, objects = render(LDAP)
+    worker = _prepared(container_args(find(objects, "Job", "-workers")))
+    master = _prepared(container_args(find(objects, "Job", "-master")))
+    assert (worker.kind.name, master.kind.name) == ("ldap", "ldap")
+    assert isinstance(worker.settings.role, Worker) and worker.settings.role.master_host == "bench-authbench-master"
+    assert isinstance(master.settings.role, Master) and master.settings.role.expect == 2
+    assert worker.journey.settings.dn_template == "uid={user},ou=people,dc=example,dc=org"
+
+
+def test_your_own_journey_runs_from_a_config_map_in_every_load_pod():
+    _, objects = render(OWN_JOURNEY)
+    source = find(objects, "ConfigMap", "-journey")["data"]["journey.py"]
+    assert source == (ROOT / "locustfiles" / "sso_then_page.py").read_text()
+    for job in (find(objects, "Job", "-master"), find(objects, "Job", "-workers")):
+        args = container_args(job)
+        path = args[args.index("--locustfile") + 1]
+        assert args[args.index("--user-class") + 1] == "SSOThenPage"
+        mounts = job["spec"]["template"]["spec"]["containers"][0]["volumeMounts"]
+        assert path.startswith(next(m["mountPath"] for m in mounts if m["name"] == "journey") + "/")
 
 
 def test_lab_mode_points_the_load_at_the_lab_service():

@@ -8,7 +8,7 @@ import gevent
 import ldap
 import pytest
 
-from authbench.ldap.client import CONNECT_ERROR, NO_ENTRY, SCOPES, Connection, Endpoint, LdapFailure
+from authbench.kinds.ldap.client import CONNECT_ERROR, NO_ENTRY, SCOPES, Connection, Endpoint, LdapFailure
 from authbench_lab import slapd
 from authbench_lab.config import LDAP_IDP_DN, LDAP_PEOPLE, password_for
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from authbench.ldap.ratetable import DEFAULT_PERCENTILES, Counts, format_row, header, row
+from authbench.authrate.ratetable import DEFAULT_PERCENTILES, Counts, format_row, header, row
 
 
 def test_rows_carry_rates_means_percentiles_and_errors():

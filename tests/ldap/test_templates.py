@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from authbench.ldap.templates import Arguments, TemplateError, expand_charset, parse_generator, parse_template
+from authbench.authrate.templates import Arguments, TemplateError, expand_charset, parse_generator, parse_template
 
 
 def draws(specs: list[str], seed: int | None, n: int = 20) -> list[list[str]]:

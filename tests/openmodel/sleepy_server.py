@@ -12,7 +12,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from authbench.users.journey import JourneyOutcome, JourneyUser
+from authbench.user import JourneyOutcome, JourneyUser
 
 LOOPBACK = "127.0.0.1"
 

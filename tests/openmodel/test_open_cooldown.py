@@ -9,7 +9,7 @@ import time
 from sleepy_server import LOOPBACK, SleepyServer
 
 from authbench.openmodel.cooldown import SETTLED_PROBES, cool_down, idle_latency, settled_below
-from authbench.users.journey import JourneyOutcome
+from authbench.user import JourneyOutcome
 
 DELAY = 0.02  # seconds per request, served one at a time
 BACKLOG = 40  # requests queued at once: ~0.8 s of work left behind by an "overloaded step"

@@ -21,7 +21,7 @@ from pathlib import Path
 import psutil
 
 from authbench.cluster.checks import Account, Cluster, run_checks
-from authbench.headless import machine, versions
+from authbench.results.provenance import machine, versions
 from authbench.results.recorder import read_samples, write_json_atomic
 from authbench.results.summary import Summary, average, split_runs
 from authbench_lab import lab

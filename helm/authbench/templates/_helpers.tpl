@@ -120,6 +120,17 @@ https://{{ include "authbench.labHost" .root }}:{{ include "authbench.labPort" .
 {{- if .Values.journey.newConnection }}
 - --new-connection
 {{- end }}
+{{- if .Values.journey.file }}
+- --locustfile
+- /etc/authbench/journey/journey.py
+{{- with .Values.journey.userClass }}
+- --user-class
+- {{ . }}
+{{- end }}
+{{- end }}
+{{- range .Values.journey.extraArgs }}
+- {{ . | quote }}
+{{- end }}
 {{- end -}}
 
 {{/* Volumes for the CA bundle and the accounts, and their mounts. */}}
@@ -136,6 +147,11 @@ https://{{ include "authbench.labHost" .root }}:{{ include "authbench.labPort" .
   secret:
     secretName: {{ include "authbench.fullname" . }}-lab-ca
     items: [{key: ca.crt, path: ca.crt}]
+{{- end }}
+{{- if .Values.journey.file }}
+- name: journey
+  configMap:
+    name: {{ include "authbench.fullname" . }}-journey
 {{- end }}
 {{- with include "authbench.accountsSecret" . }}
 - name: accounts
@@ -156,6 +172,11 @@ https://{{ include "authbench.labHost" .root }}:{{ include "authbench.labPort" .
 {{- if and .Values.lab.enabled (not .Values.target) }}
 - name: lab-ca
   mountPath: /etc/authbench/lab-ca
+  readOnly: true
+{{- end }}
+{{- if .Values.journey.file }}
+- name: journey
+  mountPath: /etc/authbench/journey
   readOnly: true
 {{- end }}
 {{- if include "authbench.accountsSecret" . }}

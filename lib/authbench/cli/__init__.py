@@ -13,14 +13,14 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
-from ..errors import EXIT_FAILURE, EXIT_USAGE, CliError
+from ..errors import EXIT_CRITERIA_FAILED, EXIT_FAILURE, EXIT_USAGE, AuthbenchError
+from .console import one_line, say
 
-__all__ = ["EXIT_CRITERIA_FAILED", "EXIT_FAILURE", "EXIT_INTERRUPTED", "EXIT_USAGE", "CliError", "build_parser", "main",
-           "say"]
+__all__ = ["EXIT_CRITERIA_FAILED", "EXIT_FAILURE", "EXIT_INTERRUPTED", "EXIT_USAGE", "AuthbenchError", "build_parser",
+           "main", "say"]
 
 PROG = "authbench"
 DEBUG_ENV = "AUTHBENCH_DEBUG"  # set to 1 to get tracebacks instead of one-line errors
-EXIT_CRITERIA_FAILED = 3  # the run completed, but its measured journeys failed too often (--max-error-pct)
 EXIT_INTERRUPTED = 130  # SIGINT; SIGTERM exits 143 (signals.Interrupted.exit_code)
 
 
@@ -28,21 +28,17 @@ class OneLineParser(argparse.ArgumentParser):
     """argparse with one-line errors: what is wrong and where to read more, exit 2 (not the whole usage)."""
 
     def error(self, message: str) -> NoReturn:  # type: ignore[override]
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {_one_line(message)} (see {self.prog} --help)\n")
-
-
-def say(text: str = "") -> None:
-    print(text, flush=True)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {one_line(message)} (see {self.prog} --help)\n")
 
 
 # Subcommand → function adding its parser; each parser sets `handler`.
 def _subcommands() -> dict[str, Callable[[argparse._SubParsersAction], None]]:
-    from . import authrate, check_cluster, compare, lab, openmodel, pi_bench, report, run, web
+    from . import authrate, check_cluster, compare, lab, pi_bench, report, run, sp_metadata, web
 
-    return {"lab": lab.add_parser, "run": run.add_parser, "sp-metadata": run.add_sp_metadata_parser,
+    return {"lab": lab.add_parser, "run": run.add_parser, "sp-metadata": sp_metadata.add_parser,
             "check-cluster": check_cluster.add_parser, "compare": compare.add_parser, "report": report.add_parser,
             "web": web.add_parser, "authrate": authrate.add_parser,
-            "capacity": openmodel.add_capacity_parser, "privacyidea-bench": pi_bench.add_parser}
+            "capacity": run.add_capacity_parser, "privacyidea-bench": pi_bench.add_parser}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -74,8 +70,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     restore = install()  # SIGTERM like Ctrl-C: cells closed, lab down, workers stopped, one line (signals.py)
     try:
         return args.handler(args)
-    except CliError as exc:
-        print(f"{PROG}: error: {_one_line(str(exc))}", file=sys.stderr)
+    except AuthbenchError as exc:
+        print(f"{PROG}: error: {one_line(str(exc))}", file=sys.stderr)
         if exc.details:  # a failing component's last log lines
             print("  last lines of its log:", file=sys.stderr)
             for line in exc.details:
@@ -93,12 +89,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         if os.environ.get(DEBUG_ENV):
             raise
-        print(f"{PROG}: error: unexpected {type(exc).__name__}: {_one_line(str(exc))} "
+        print(f"{PROG}: error: unexpected {type(exc).__name__}: {one_line(str(exc))} "
               f"(set {DEBUG_ENV}=1 for a traceback)", file=sys.stderr)
         return EXIT_FAILURE
     finally:
         restore()
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())

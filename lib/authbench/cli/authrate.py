@@ -137,11 +137,11 @@ def _check_numbers(args: argparse.Namespace) -> None:
 
 def prepare(argv: Sequence[str]):
     """Arguments to (plan, limits, endpoint, options); ArgumentsError on any mistake."""
-    from ..ldap.authrate import BindPlan, Limits, Search
-    from ..ldap.client import DEREF as DEREF_CODES
-    from ..ldap.client import SCOPES as SCOPE_CODES
-    from ..ldap.client import Endpoint
-    from ..ldap.templates import Arguments, TemplateError, parse_template
+    from ..authrate.loop import BindPlan, Limits, Search
+    from ..authrate.templates import Arguments, TemplateError, parse_template
+    from ..kinds.ldap.client import DEREF as DEREF_CODES
+    from ..kinds.ldap.client import SCOPES as SCOPE_CODES
+    from ..kinds.ldap.client import Endpoint
 
     args = build_parser().parse_args(list(argv))
     if args.help:
@@ -174,7 +174,7 @@ def prepare(argv: Sequence[str]):
 
 
 def main(argv: Sequence[str]) -> int:
-    from ..ldap.ratetable import DEFAULT_PERCENTILES
+    from ..authrate.ratetable import DEFAULT_PERCENTILES
 
     try:
         args, prepared = prepare(argv)
@@ -184,8 +184,9 @@ def main(argv: Sequence[str]) -> int:
     if prepared is None:
         build_parser().print_help()
         return 0
-    from ..ldap import authrate_run, workers
-    from ..ldap.authrate import Table
+    from ..authrate import run as authrate_run
+    from ..authrate import workers
+    from ..authrate.loop import Table
 
     plan, limits, endpoint = prepared
     if args.bindPassword is not None and not args.worker_slot:

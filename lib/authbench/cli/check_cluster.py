@@ -13,7 +13,8 @@ import json
 import re
 from urllib.parse import urlsplit
 
-from . import CliError, say
+from ..errors import AuthbenchError
+from .console import say
 from .options import (
     PASSWORD_ENV,
     accounts_from_args,
@@ -53,12 +54,12 @@ def _testable(url: str, what: str, verify: bool | str) -> None:
     try:
         requests.get(url, verify=verify, timeout=PROBE_TIMEOUT_S, allow_redirects=False).close()
     except requests.exceptions.SSLError as exc:
-        raise CliError(f"could not test: {what} {url}: TLS certificate not accepted ({_reason(exc)}); "
+        raise AuthbenchError(f"could not test: {what} {url}: TLS certificate not accepted ({_reason(exc)}); "
                        "give --ca-bundle with its CA (or --insecure)") from None
     except requests.exceptions.Timeout:
-        raise CliError(f"could not test: {what} {url} did not answer within {PROBE_TIMEOUT_S:g} s") from None
+        raise AuthbenchError(f"could not test: {what} {url} did not answer within {PROBE_TIMEOUT_S:g} s") from None
     except requests.exceptions.RequestException as exc:
-        raise CliError(f"could not test: {what} {url} is unreachable ({_reason(exc)}); check the URL") from None
+        raise AuthbenchError(f"could not test: {what} {url} is unreachable ({_reason(exc)}); check the URL") from None
 
 
 def _reason(exc: Exception) -> str:
@@ -74,21 +75,21 @@ def _check_cluster(args: argparse.Namespace) -> int:
     lab_defaults = None
     if args.target.startswith("lab:"):
         if args.lb or args.node:
-            raise CliError("--lb and --node are for URL targets; a lab: target brings its own balancer and nodes")
+            raise AuthbenchError("--lb and --node are for URL targets; a lab: target brings its own balancer and nodes")
         config = running_lab(args.lab_dir)
         cluster = lab_cluster(config, lab_backend(config, args.target[len("lab:"):]))
         cluster = Cluster(cluster.sp_url, cluster.lb_url, cluster.nodes, tls_verify(args, str(config.ca_cert)))
         lab_defaults = lab_account_defaults(config)
     else:
         if not args.lb or not args.node:
-            raise CliError("give --lb (the balancer) and at least one --node, or a lab:BACKEND target")
+            raise AuthbenchError("give --lb (the balancer) and at least one --node, or a lab:BACKEND target")
         nodes = {chr(ord("A") + i): url for i, url in enumerate(args.node)}
         cluster = Cluster(args.target, args.lb, nodes, tls_verify(args))
     for url, what in ((cluster.sp_url, "--target"), (cluster.lb_url, "--lb"),
                       *((url, f"--node {name}") for name, url in cluster.nodes.items())):
         _testable(url, what, cluster.verify)
     if not (args.account or args.accounts_csv or args.accounts_template or lab_defaults):
-        raise CliError(f"no account: give --account (password from ${PASSWORD_ENV} or --password-file)")
+        raise AuthbenchError(f"no account: give --account (password from ${PASSWORD_ENV} or --password-file)")
     first = accounts_from_args(args, lab_defaults)[0].pick()
     account = Account(first.username, first.password)
     # Tests 2 and 3 need two nodes

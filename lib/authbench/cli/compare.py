@@ -15,18 +15,19 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+from ..errors import EXIT_FAILURE, AuthbenchError
 from ..targets_lock import lab_key, target_lock, url_key
-from . import EXIT_FAILURE, CliError, fault_options, openmodel, say
+from . import fault_options, openmodel
 from .compare_targets import lab_targets, user_targets
-from .guards import check_port
+from .console import say
 from .options import (
     DEFAULT_PASSWORD_RULE,
-    accounts_from_args,
+    account_options,
     add_account_options,
     add_lab_dir_option,
     add_success_options,
     add_tls_options,
-    lab_account_defaults,
+    check_port,
     success_rule,
     tls_verify,
 )
@@ -106,9 +107,9 @@ def _compare(args: argparse.Namespace) -> int:
         cell_limit, timeout = parse_duration(args.cell_time_limit), parse_duration(args.timeout)
         check_cell_limit(plan, cell_limit)
     except PlanError as exc:
-        raise CliError(str(exc)) from None
+        raise AuthbenchError(str(exc)) from None
     if timeout <= 0:
-        raise CliError("--timeout must be more than 0")
+        raise AuthbenchError("--timeout must be more than 0")
     check_port(args.base_port, "--base-port")
     if not campaign:
         _check_campaign_id(args)
@@ -133,7 +134,7 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _resumed(args: argparse.Namespace):
-    """The campaign to continue, locked, its stored options put into `args`; CliError when it cannot be."""
+    """The campaign to continue, locked, its stored options put into `args`; AuthbenchError when it cannot be."""
     from ..cluster.campaign import Campaign
     from ..results.lock import FolderBusy
 
@@ -144,17 +145,17 @@ def _resumed(args: argparse.Namespace):
             raise TypeError("its stored options are not a mapping")
     except (OSError, ValueError, KeyError, TypeError) as exc:
         detail = f"missing {exc}" if isinstance(exc, KeyError) else str(exc)
-        raise CliError(f"--resume: {args.resume}/campaign.json is not a campaign's ({detail})") from None
+        raise AuthbenchError(f"--resume: {args.resume}/campaign.json is not a campaign's ({detail})") from None
     for name, value in options.items():
         if name in STORED_OPTIONS:
             setattr(args, name, value)
     if options.get(CUSTOM_RULE) and args.password_rule == DEFAULT_PASSWORD_RULE:
-        raise CliError("this campaign's accounts used a --password-rule of yours, which is not stored: "
+        raise AuthbenchError("this campaign's accounts used a --password-rule of yours, which is not stored: "
                        "give it again with --resume")
     try:
         campaign.lock()
     except FolderBusy as exc:
-        raise CliError(f"--resume: {exc}") from None
+        raise AuthbenchError(f"--resume: {exc}") from None
     return campaign
 
 
@@ -167,7 +168,7 @@ def _check_campaign_id(args: argparse.Namespace) -> None:
         check_name(Path(args.results), args.campaign_id, what="--campaign-id",
                    existing=OVERWRITE if args.overwrite else NEW, hint=CAMPAIGN_ID_HINT)
     except ValueError as exc:
-        raise CliError(str(exc)) from None
+        raise AuthbenchError(str(exc)) from None
 
 
 def _prometheus(args: argparse.Namespace):
@@ -175,20 +176,20 @@ def _prometheus(args: argparse.Namespace):
 
     if not args.prometheus:
         if args.prometheus_query:
-            raise CliError("--prometheus-query needs --prometheus URL")
+            raise AuthbenchError("--prometheus-query needs --prometheus URL")
         return None
     try:
         queries = parse_queries(args.prometheus, args.prometheus_query or [])
         if not args.dry_run:
             queries.check()
     except (ValueError, PrometheusError) as exc:
-        raise CliError(str(exc)) from None
+        raise AuthbenchError(str(exc)) from None
     return queries
 
 
 def _create(args: argparse.Namespace, targets: list, plan: Any, lab_config: Any):
     from ..cluster.campaign import Campaign
-    from ..headless import machine, versions
+    from ..results.provenance import machine, versions
 
     config = {
         "backends": [t.name for t in targets], "patterns": [p.label for p in plan.patterns],
@@ -203,7 +204,7 @@ def _create(args: argparse.Namespace, targets: list, plan: Any, lab_config: Any)
         return Campaign.create(Path(args.results), args.campaign_id, config, versions(), machine(),
                                overwrite=args.overwrite)
     except (OSError, ValueError) as exc:
-        raise CliError(f"cannot write the campaign under {args.results!r}: {exc}") from None
+        raise AuthbenchError(f"cannot write the campaign under {args.results!r}: {exc}") from None
 
 
 def _execute(args, campaign, targets, plan, lab_config, start_lab, verify, timeout, cell_limit, prometheus) -> int:
@@ -271,7 +272,7 @@ def _run_all(campaign, items: list, plan, targets: list) -> bool:
     for item in items:
         try:
             ok &= execute_target(campaign, item, plan, names, say)
-        except CliError as exc:  # the target broke down before its cells: the others still run
+        except AuthbenchError as exc:  # the target broke down before its cells: the others still run
             campaign.record_error(item.target.name, str(exc))
             say(f"{item.target.name}: skipped: {exc}")
             ok = False
@@ -279,43 +280,38 @@ def _run_all(campaign, items: list, plan, targets: list) -> bool:
 
 
 def _target_run(args, target, plan, lab_config, verify, timeout, cell_limit, prometheus):
-    """Settings and the run function of one target, after a preflight login (CliError when it fails)."""
-    from .. import headless
+    """The SAML journey of one target through the run path, after its preflight login (AuthbenchError when it
+    fails): `run(runs folder, listen)` measures its cells with the servers' CPU sampled."""
+    from .. import embedded_lab, kinds
+    from .. import run as run_path
     from ..cluster.campaign import TargetRun
     from ..cluster.checks import Account
-    from ..cluster.faults.execute import FaultSchedule
     from ..cluster.resources import GENERATOR, RESOURCES_FILE, ResourceSampler, lab_components, lab_pids
-    from ..users.saml import SAMLSettings, SAMLUser, preflight
+    from ..kinds.base import CommonOptions
+    from ..prepared import RESUME, RunSettings, prepare
 
-    rule = success_rule(args)
+    success_rule(args)  # refused now, in one line
     lab_dir = str(lab_config.run_dir) if lab_config is not None else args.lab_dir
-    faults = fault_options.faults(args, target.name, lab_dir)
-    schedule = FaultSchedule(faults, lab_dir, say) if faults else None
-    lab_defaults = lab_account_defaults(lab_config) if lab_config is not None else None
-    picker, account_source = accounts_from_args(args, lab_defaults)
-    settings = SAMLSettings.build(
-        target=target.url, accounts=picker, verify=verify, timeout=timeout, login_form="auto", username_field=None,
-        password_field=None, reuse_session=bool(faults), new_connection=False, virtual_sp=False,
-        verify_signature=False, idp_cert=None, rule=rule, pace=fault_options.pace(args))
-    check = preflight(settings)  # before any load: one whole login; every hop shown only when it failed
+    common = CommonOptions(
+        target=embedded_lab.PREFIX + target.name if lab_config is not None else target.url,
+        accounts=account_options(args), ca_bundle=args.ca_bundle, insecure=args.insecure, timeout=timeout,
+        lab_dir=lab_dir, pace=fault_options.pace(args), keep_failures=args.keep_failures)
+    options = kinds.saml.Options(reuse_session=bool(args.fault), expect=args.expect, expect_regex=args.expect_regex,
+                                 expect_status=args.expect_status)
+    settings = RunSettings(existing=RESUME, cell_time_limit=cell_limit, keep_failures=args.keep_failures)
+    prepared = prepare(kinds.saml.KIND, common, options, plan, settings, args.fault)
+    check = prepared.journey.preflight()  # before any load: one whole login; every hop shown only when it failed
     for line in check.lines() if not check.ok else [f"preflight: one login as {check.account}: logged in"]:
         say(f"{target.name}: {line}")
     problem = check.problem()
     if problem:
-        raise CliError(f"{target.name}: {problem}")
-    first = picker.pick()
-    config = {"target": target.url, "sp": "target", "timeout_s": timeout, "accounts": account_source,
-              "tls_verify": verify if isinstance(verify, bool) else f"CA bundle {verify}",
-              "login_form": settings.describe_fields(), "success_rule": rule.describe(),
-              "reuse_session": settings.reuse_session, "pace_s": settings.pace,
-              "faults": [fault.describe() for fault in faults]}
+        raise AuthbenchError(f"{target.name}: {problem}")
+    first = prepared.journey.settings.accounts.pick()
 
     def run(runs_dir: Path, listen) -> bool:
         components, not_generator = {GENERATOR: os.getpid()}, frozenset()
         if lab_config is not None:
-            from authbench_lab import lab
-
-            state = lab.read_state(lab_config.run_dir) or {}
+            state = embedded_lab.state(lab_config.run_dir) or {}
             components, not_generator = lab_components(state, target.name), lab_pids(state)
         check.save(runs_dir / target.name)
         sampler = ResourceSampler(components, runs_dir / target.name / RESOURCES_FILE, prometheus=prometheus,
@@ -324,17 +320,10 @@ def _target_run(args, target, plan, lab_config, verify, timeout, cell_limit, pro
         def subscribe(context) -> None:
             sampler.listen(context)
             listen(context)
-            if schedule is not None:
-                schedule.listen(context)
-
-        def extras() -> dict[str, Any]:
-            return {"resources": sampler.cell_summary(), **(schedule.finish() if schedule else {})}
 
         try:
-            report = headless.execute(plan, SAMLUser, settings, config=config, results_base=runs_dir,
-                                      run_id=target.name, cell_time_limit=cell_limit, say=say, listen=subscribe,
-                                      cell_extras=extras, resume=True,
-                                      keep_failures=args.keep_failures)
+            report = run_path.measure(prepared, runs_dir / target.name, say, listen=subscribe,
+                                      cell_extras=lambda: {"resources": sampler.cell_summary()})
         finally:
             sampler.stop()
         return report.complete

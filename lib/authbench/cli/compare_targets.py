@@ -7,7 +7,7 @@ import argparse
 import os
 from typing import Any
 
-from . import CliError
+from ..errors import AuthbenchError
 from .options import check_url, lab_cluster
 
 
@@ -16,7 +16,7 @@ def _pairs(items: list[str] | None, option: str) -> dict[str, str] | dict[str, l
     for item in items or []:
         name, sep, url = item.partition("=")
         if not sep or not name or not url:
-            raise CliError(f"{option} {item!r} is not NAME=URL")
+            raise AuthbenchError(f"{option} {item!r} is not NAME=URL")
         pairs.setdefault(name, []).append(url)
     return pairs
 
@@ -28,12 +28,12 @@ def user_targets(args: argparse.Namespace) -> list:
     for option, named in (("--lb", lbs), ("--node", nodes)):
         unknown = set(named) - set(urls)
         if unknown:
-            raise CliError(f"{option} names {', '.join(sorted(unknown))}, which no --target has")
+            raise AuthbenchError(f"{option} names {', '.join(sorted(unknown))}, which no --target has")
     targets = []
     for name, (url, *more) in urls.items():
         _safe(name, "--target name")
         if more:
-            raise CliError(f"--target {name} is given twice")
+            raise AuthbenchError(f"--target {name} is given twice")
         check_url(url, f"--target {name}")
         node_urls = nodes.get(name, [])
         for node_url in [*lbs.get(name, []), *node_urls]:
@@ -59,7 +59,7 @@ def lab_targets(args: argparse.Namespace) -> tuple[list, Any, bool]:
         config = LabConfig.from_dict(state["config"])
         missing = [b for b in backends if b not in config.backends]
         if missing:
-            raise CliError(f"the lab running in {os.path.abspath(args.lab_dir)} has no {', '.join(missing)} "
+            raise AuthbenchError(f"the lab running in {os.path.abspath(args.lab_dir)} has no {', '.join(missing)} "
                            f"cluster; stop it ('authbench lab down') or give --backends from {config.backends}")
     else:
         config = LabConfig(run_dir=args.lab_dir, base_port=args.base_port, backends=backends, users=args.users)
@@ -74,4 +74,4 @@ def _safe(name: str, what: str) -> str:
     try:
         return safe_name(name, what)
     except UnsafeName as exc:
-        raise CliError(str(exc)) from None
+        raise AuthbenchError(str(exc)) from None

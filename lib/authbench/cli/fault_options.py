@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any
 
-from . import CliError
-
-if TYPE_CHECKING:
-    from ..cluster.faults.plan import Fault
+from ..errors import AuthbenchError
 
 DEFAULT_FAULT_PACE = 1.0  # seconds between a user's journey starts in a fault run without --pace
 
@@ -35,33 +31,5 @@ def pace(args: argparse.Namespace) -> float:
     try:
         value = parse_duration(args.pace)
     except PlanError as exc:
-        raise CliError(f"--pace: {exc}") from None
+        raise AuthbenchError(f"--pace: {exc}") from None
     return value
-
-
-def faults(args: argparse.Namespace, backend: str | None, lab_run_dir: str) -> list[Fault]:
-    """The fault plan, lab components resolved against the running lab; CliError (exit 2) when it cannot run."""
-    from ..cluster.faults.plan import FaultError, needs_lab, parse_faults, resolve_components
-
-    try:
-        plan = parse_faults(args.fault)
-        if needs_lab(plan):
-            from authbench_lab import lab
-
-            state = lab.read_state(lab_run_dir)
-            if state is None:
-                raise CliError(f"--fault stop/start act on the embedded lab, and no lab is in {lab_run_dir}; "
-                               "start it with 'authbench lab up', or give run=COMMAND for another cluster")
-            plan = resolve_components(plan, state["components"], backend)
-    except FaultError as exc:
-        raise CliError(str(exc)) from None
-    return plan
-
-
-def apply(args: argparse.Namespace, settings: Any, config: dict[str, Any]) -> tuple[list[Fault], str]:
-    """For a journey without clusters (LDAP, database, privacyIDEA): the checked --fault plan and --pace put
-    into its settings and its record; (faults, the lab folder they act on — "" when none is needed)."""
-    plan = faults(args, None, args.lab_dir)
-    settings.pace = pace(args)
-    config.update({"pace_s": settings.pace, "faults": [fault.describe() for fault in plan]})
-    return plan, args.lab_dir if plan else ""

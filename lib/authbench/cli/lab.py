@@ -7,24 +7,11 @@ import json
 import os
 from collections.abc import Callable, Sequence
 
-from . import EXIT_FAILURE, CliError, say
-from .options import add_lab_dir_option
+from ..errors import EXIT_FAILURE, AuthbenchError
+from .console import say
+from .options import add_lab_dir_option, folder_path
 
-RUN_DIR_ENV = "AUTHBENCH_LAB_DIR"
 MB = 1024 * 1024
-
-
-def default_run_dir() -> str:
-    from authbench_lab import config
-
-    return os.environ.get(RUN_DIR_ENV) or config.DEFAULT_RUN_DIR
-
-
-def folder_path(text: str) -> str:
-    """argparse type of a folder option: an existing file there is refused before anything starts."""
-    if os.path.exists(text) and not os.path.isdir(text):
-        raise argparse.ArgumentTypeError(f"{text!r} is a file, not a folder; give a folder (it is created)")
-    return text
 
 
 def lab_call(function: Callable, *args, **kwargs):
@@ -34,7 +21,7 @@ def lab_call(function: Callable, *args, **kwargs):
     try:
         return function(*args, **kwargs)
     except LabError as exc:
-        raise CliError(str(exc), exc.exit_code, exc.details) from None
+        raise AuthbenchError(str(exc), exc.exit_code, exc.details) from None
 
 
 def _lab_up(args: argparse.Namespace) -> int:
@@ -71,7 +58,7 @@ def _cache_seconds(text: str) -> int:
     if text == "off":
         return 0
     if not text.isdigit():
-        raise CliError(f"--privacyidea-cache must be a number of seconds or off, got {text!r}")
+        raise AuthbenchError(f"--privacyidea-cache must be a number of seconds or off, got {text!r}")
     return int(text)
 
 

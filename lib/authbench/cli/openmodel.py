@@ -10,7 +10,7 @@ import argparse
 import secrets
 from typing import Any
 
-from . import CliError
+from ..errors import AuthbenchError
 
 DEFAULT_MAX_USERS = "1000"
 SEED_BITS = 31  # a Poisson run without --seed draws one and records it, so it can be replayed
@@ -42,14 +42,6 @@ def add_options(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(open_pattern_default=parser.get_default("pattern"), capacity=False)
 
 
-def add_capacity_parser(subparsers: argparse._SubParsersAction) -> None:
-    from . import run
-
-    parser = run.add_parser(subparsers, "capacity",
-                            "maximum capacity: the highest arrival rate that holds an SLO (geometric, then binary)")
-    parser.set_defaults(capacity=True)
-
-
 def wanted(args: argparse.Namespace) -> bool:
     return bool(getattr(args, "rate", None) or getattr(args, "levels", None) or getattr(args, "capacity", False))
 
@@ -72,13 +64,13 @@ def _percent(text: str) -> float:
 
 
 def level_plan(args: argparse.Namespace, warmup: float, repeat: int) -> Any:
-    """The LevelPlan the options ask for; CliError (exit 2) on any bad or contradictory value."""
+    """The LevelPlan the options ask for; AuthbenchError (exit 2) on any bad or contradictory value."""
     from ..patterns import PlanError
 
     try:
         return _level_plan(args, warmup, repeat)
     except PlanError as exc:
-        raise CliError(str(exc)) from None
+        raise AuthbenchError(str(exc)) from None
 
 
 def _level_plan(args: argparse.Namespace, warmup: float, repeat: int) -> Any:

@@ -15,7 +15,8 @@ import json
 import sqlite3
 from pathlib import Path
 
-from . import CliError, say
+from ..errors import AuthbenchError
+from .console import say
 from .options import add_lab_dir_option, running_lab
 
 DEFAULT_CACHE_SECONDS = 600
@@ -40,24 +41,25 @@ def _bench(args: argparse.Namespace) -> int:
     from authbench_lab import lab as lab_api
     from authbench_lab.privacyidea import server
 
+    from ..kinds.privacyidea import cache_bench
     from ..names import UnsafeName, safe_name
-    from ..otp import cache_bench
 
     config = running_lab(args.lab_dir)
     if "privacyidea" not in config.extras:
-        raise CliError("the running lab has no privacyIDEA; start it with 'authbench lab up --with privacyidea'")
+        raise AuthbenchError("the running lab has no privacyIDEA; start it with 'authbench lab up --with privacyidea'")
     users = args.users or min(config.users, MAX_USERS)
     if not 1 <= users <= min(config.users, MAX_USERS):
-        raise CliError(f"--users {users}: give 1..{min(config.users, MAX_USERS)} (the lab has {config.users} users)")
+        raise AuthbenchError(f"--users {users}: give 1..{min(config.users, MAX_USERS)} "
+                             f"(the lab has {config.users} users)")
     if args.cache_seconds < 1:
-        raise CliError("--cache-seconds must be at least 1 (the cache-off scenario is always run)")
+        raise AuthbenchError("--cache-seconds must be at least 1 (the cache-off scenario is always run)")
     try:
         safe_name(args.run_id, "--run-id")
     except UnsafeName as exc:
-        raise CliError(str(exc)) from None
+        raise AuthbenchError(str(exc)) from None
     out = Path(args.results) / args.run_id
     if out.exists():
-        raise CliError(f"{out} exists; give another --run-id")
+        raise AuthbenchError(f"{out} exists; give another --run-id")
     out.mkdir(parents=True)
     series: dict[str, list[float]] = {}
     try:
@@ -89,15 +91,21 @@ def _set_cache(lab_api, server, config) -> None:
 
 
 def _checks(args: argparse.Namespace, out: Path, run_id: str, users: int) -> list[float]:
-    """One scenario's 2N checks through `authbench run`: their response times in the order they were sent."""
-    from ..otp.cache_bench import durations
-    from . import main
+    """One scenario's 2N checks through the run path: their response times in the order they were sent."""
+    from .. import kinds
+    from .. import run as run_path
+    from ..kinds.base import AccountOptions, CommonOptions
+    from ..kinds.privacyidea.cache_bench import durations
+    from ..patterns import parse_plan
+    from ..prepared import RunSettings, prepare
 
-    code = main(["run", "--target", "lab:privacyidea", "--lab-dir", args.lab_dir, "--otp-type", "spass",
-                 "--pattern", f"1x{2 * users}", "--accounts-template", f"user{{000..{users - 1:03d}}}",
-                 "--results", str(out), "--run-id", run_id])
+    common = CommonOptions("lab:privacyidea", AccountOptions(accounts_template=f"user{{000..{users - 1:03d}}}"),
+                           lab_dir=args.lab_dir)
+    prepared = prepare(kinds.privacyidea.KIND, common, kinds.privacyidea.Options(otp_type="spass"),
+                       parse_plan(f"1x{2 * users}"), RunSettings(results=str(out), run_id=run_id))
+    code = run_path.execute(prepared, say)
     if code != 0:
-        raise CliError(f"the {run_id} run failed (exit {code}); see {out / run_id}", code)
+        raise AuthbenchError(f"the {run_id} run failed (exit {code}); see {out / run_id}", code)
     times, errors = durations(out / run_id)
     if errors:
         say(f"{run_id}: {errors} of {len(times)} checks failed (reasons in {out / run_id / 'summary.json'})")

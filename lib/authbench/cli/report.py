@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from . import CliError, say
+from ..errors import AuthbenchError
+from .console import say
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -21,7 +22,7 @@ def _report(args: argparse.Namespace) -> int:
     try:
         html, md = write_report(Path(args.folder), Path(args.out) if args.out else None)
     except ReportError as exc:
-        raise CliError(str(exc)) from None
+        raise AuthbenchError(str(exc)) from None
     say(f"report: {html}")
     say(f"        {md}")
     return 0

@@ -8,7 +8,8 @@ import shlex
 import socket
 from pathlib import Path
 
-from . import CliError, say
+from ..errors import AuthbenchError
+from .console import say
 from .options import add_lab_dir_option
 
 DEFAULT_HOST = "127.0.0.1"
@@ -31,6 +32,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                      help="a host name the UI may be reached by (IP addresses and localhost always are; other "
                      "names are refused, against DNS rebinding)")
     add_lab_dir_option(web)
+    web.add_argument("-f", "--locustfile", metavar="FILE",
+                     help="your own journey (a class extending authbench.JourneyUser) for the runs started here")
+    web.add_argument("--user-class", metavar="NAME", help="which class of --locustfile (when it has several)")
     web.add_argument("--run-options", default="",
                      help="further `authbench run` options for runs started here, e.g. "
                      "'--ca-bundle ca.pem --accounts-csv accounts.csv' (never a password)")
@@ -39,32 +43,26 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def build(args: argparse.Namespace, environ: dict[str, str]):
     """Check the options and make the environment, Locust's web UI (not yet serving: no port taken) and our routes."""
-    from .. import metrics
-    from ..runner import create_environment
-    from ..users.saml import SAMLUser
-    from ..web import app, auth
+    from ..web import auth, server
     from .web_form import form_preparer
 
     if not 0 < args.web_port < 65536:
-        raise CliError(f"--web-port {args.web_port} is not a port number")
+        raise AuthbenchError(f"--web-port {args.web_port} is not a port number")
     credentials = auth.load_credentials(args.web_auth_file, environ)
     auth.check_exposure(args.web_host, credentials, args.web_login)
-    run_options = f"--lab-dir {shlex.quote(args.lab_dir)} {args.run_options}"  # lab:NAME targets of the form
+    own_journey = f"-f {shlex.quote(args.locustfile)} " if args.locustfile else ""
+    if args.user_class:
+        own_journey += f"--user-class {shlex.quote(args.user_class)} "
+    # lab:NAME targets of the form, and the journey of -f for every run started here
+    run_options = f"--lab-dir {shlex.quote(args.lab_dir)} {own_journey}{args.run_options}"
     prepare = form_preparer(run_options)  # a bad --run-options fails now
     results = Path(args.results)
     try:
         results.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise CliError(f"cannot create --results {args.results!r}: {exc.strerror}") from None
-    environment = create_environment(SAMLUser, settings=None)
-    # The UI first: made before the runner, Locust does not yet read its template arguments (app.install).
-    web_ui = environment.create_web_ui(args.web_host, args.web_port, web_login=credentials is not None,
-                                       delayed_start=True)
-    environment.create_local_runner()
-    if credentials is not None:
-        auth.install(web_ui, credentials)
-    launcher = app.install(environment, results, prepare, tuple(args.web_allowed_host), args.lab_dir)
-    metrics.attach_metrics(environment)  # /metrics of the runs started here
+        raise AuthbenchError(f"cannot create --results {args.results!r}: {exc.strerror}") from None
+    environment, web_ui, launcher = server.create(args.web_host, args.web_port, credentials, results, prepare,
+                                                  tuple(args.web_allowed_host), args.lab_dir)
     return environment, web_ui, launcher, credentials
 
 
@@ -91,4 +89,4 @@ def _check_port(host: str, port: int) -> None:
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             probe.bind(info[4])
     except OSError as exc:
-        raise CliError(f"cannot serve on {host}:{port}: {exc.strerror or exc}") from None
+        raise AuthbenchError(f"cannot serve on {host}:{port}: {exc.strerror or exc}") from None

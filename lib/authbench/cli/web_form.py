@@ -11,11 +11,11 @@ import os
 import shlex
 import tempfile
 from collections.abc import Callable
+from typing import Any
 
-from ..errors import CliError
+from ..errors import AuthbenchError
 from ..patterns import PlanError, parse_duration
 from ..web.launch import DEFAULT_CELL_TIME_LIMIT
-from .prepared import PreparedRun
 
 # Optional fields of the form, each one `authbench run` option. The password rule and an uploaded CSV are
 # secrets: they go to the parser in this process only (no command line anyone could read) and the CSV
@@ -32,7 +32,7 @@ class _Parser(argparse.ArgumentParser):
     """`authbench run`'s parser, raising instead of exiting: a bad field is a message, not an exit."""
 
     def error(self, message: str):  # type: ignore[override]
-        raise CliError(message)
+        raise AuthbenchError(message)
 
 
 def _run_parser() -> argparse.ArgumentParser:
@@ -48,21 +48,21 @@ def parse_form(form: dict[str, str], run_options: str = "", accounts_csv: str | 
     --run-options`; `accounts_csv` is the file an uploaded CSV was written to."""
     target = (form.get("target") or "").strip()
     if not target:
-        raise CliError("give a target: lab:BACKEND or the SP's protected URL (or an LDAP, database or "
+        raise AuthbenchError("give a target: lab:BACKEND or the SP's protected URL (or an LDAP, database or "
                        "privacyIDEA target)")
     repeat = (form.get("repeat") or "1").strip()
     if not repeat.isdigit():
-        raise CliError(f"repetitions {repeat!r} is not a whole number")
+        raise AuthbenchError(f"repetitions {repeat!r} is not a whole number")
     limit = (form.get("cell_time_limit") or DEFAULT_CELL_TIME_LIMIT).strip()
     try:
         if parse_duration(limit) <= 0:
-            raise CliError("the time limit per pattern repetition must be more than 0")
+            raise AuthbenchError("the time limit per pattern repetition must be more than 0")
     except PlanError as exc:
-        raise CliError(str(exc)) from None
+        raise AuthbenchError(str(exc)) from None
     try:
         extra = shlex.split(run_options)
     except ValueError as exc:
-        raise CliError(f"--run-options {run_options!r}: {exc}") from None
+        raise AuthbenchError(f"--run-options {run_options!r}: {exc}") from None
     # Each field is one argument after its option: a value cannot smuggle in options of its own.
     open_model = [f"--{field}={value}" for field in OPEN_FIELDS if (value := (form.get(field) or "").strip())]
     pattern = [] if open_model else ["--pattern", (form.get("pattern") or "").strip() or ","]
@@ -78,14 +78,14 @@ def parse_form(form: dict[str, str], run_options: str = "", accounts_csv: str | 
     return _run_parser().parse_args([*argv, *extra])
 
 
-def form_preparer(run_options: str = "") -> Callable[[dict[str, str]], PreparedRun]:
-    """form → a checked run (CliError on bad input), whatever the target's journey (SAML SSO, LDAP, database,
+def form_preparer(run_options: str = "") -> Callable[[dict[str, str]], Any]:
+    """form → a checked run (AuthbenchError on bad input), whatever the target's journey (SAML SSO, LDAP, database,
     privacyIDEA); `run_options` are checked now, not at the first start."""
-    from .run import prepare_any as prepare
+    from .run import prepare
 
     parse_form({"target": "lab:x", "pattern": "1x1"}, run_options)
 
-    def prepare_form(form: dict[str, str]) -> PreparedRun:
+    def prepare_form(form: dict[str, str]) -> Any:
         text = form.get(CSV_FIELD) or ""
         if not text.strip():
             return prepare(parse_form(form, run_options))
@@ -94,7 +94,7 @@ def form_preparer(run_options: str = "") -> Callable[[dict[str, str]], PreparedR
             with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w", encoding="utf-8") as file:
                 file.write(text)
             prepared = prepare(parse_form(form, run_options, accounts_csv=path))  # read here, then deleted
-        prepared.config["accounts"]["file"] = "uploaded in the web UI"
+        prepared.journey.record["accounts"]["file"] = "uploaded in the web UI"
         return prepared
 
     return prepare_form

@@ -14,12 +14,14 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import AuthbenchError
+
 QUERY_TIMEOUT_S = 10.0
 STEP_S = 1.0
 MAX_SERIES = 50  # per query; a query matching more is cut (and says so)
 
 
-class PrometheusError(Exception):
+class PrometheusError(AuthbenchError):
     """The server could not be asked or refused the query; the message says which and why."""
 
 

@@ -7,10 +7,10 @@ merges every worker's samples into the master's events, `worker` runs the users 
 
 from __future__ import annotations
 
+from ..errors import EXIT_FAILURE, AuthbenchError
 
-class DistributedError(Exception):
+
+class DistributedError(AuthbenchError):
     """A distributed run cannot go on; the message is one line naming the cause and what to do."""
 
-    def __init__(self, message: str, exit_code: int = 1) -> None:
-        super().__init__(message)
-        self.exit_code = exit_code
+    exit_code = EXIT_FAILURE

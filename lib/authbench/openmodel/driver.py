@@ -25,7 +25,7 @@ from locust.env import Environment
 from ..results.failures import short_detail
 from ..results.sample import ERROR, MEASURED, OK, Sample
 from ..results.summary import HISTOGRAM_HIGHEST_US, HISTOGRAM_LOWEST_US, HISTOGRAM_SIGNIFICANT_DIGITS
-from ..users.journey import UNEXPECTED_ERROR, JourneyFailed, JourneyOutcome, JourneyUser
+from ..user import UNEXPECTED_ERROR, JourneyFailed, JourneyOutcome, JourneyUser
 from .rates import Arrivals, Level
 from .schedule import Schedule
 

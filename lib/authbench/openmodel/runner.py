@@ -16,7 +16,7 @@ from locust.runners import MasterRunner
 
 from ..patterns import Plan
 from ..runner import CellResult, _step_stats, run_plan
-from ..users.journey import RunContext
+from ..user import RunContext
 from . import capacity
 from .cooldown import cool_down, idle_latency
 from .distributed import run_on_workers

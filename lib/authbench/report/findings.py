@@ -196,10 +196,10 @@ def _join(names: list[str]) -> str:
 
 def design_expects(results: Results, backend: str, index: int, *, passed: bool) -> bool:
     """Whether the 2012 design table expects `passed` of this lab backend's test (True when it says nothing)."""
-    from authbench_lab.config import EXPECTED_CLUSTER_CHECKS
+    from ..embedded_lab import expected_cluster_checks
 
     target = (results.config.get("targets") or {}).get(backend) or {}
-    expected = EXPECTED_CLUSTER_CHECKS.get(backend) if target.get("kind") == "lab" else None
+    expected = expected_cluster_checks(backend) if target.get("kind") == "lab" else None
     if expected is None or index >= len(expected):
         return True
     return expected[index] == passed

@@ -17,10 +17,12 @@ from authbench.results.recorder import CAMPAIGN_FILE, RUNS_DIR, SAMPLES_FILE, SU
 from authbench.results.sample import Sample
 from authbench.results.summary import Summary, average, split_runs, summarize
 
+from ..errors import AuthbenchError
+
 DONE, CUT_SHORT, INCOMPLETE, STOPPED = "done", "cut short", "incomplete", "stopped by the user"
 
 
-class ReportError(Exception):
+class ReportError(AuthbenchError):
     """Bad input: the message says what is wrong and what to do (the CLI prints it as one line)."""
 
 

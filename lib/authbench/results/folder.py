@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from ..errors import AuthbenchError
 from ..names import safe_name
 from .lock import LOCK_FILE, FolderLock
 from .recorder import RUN_ID_TIME_FORMAT, results_dir
@@ -20,7 +21,7 @@ OVERWRITE = "overwrite"  # an existing folder is moved aside first
 ASIDE_SUFFIX = ".replaced-"
 
 
-class FolderExists(ValueError):
+class FolderExists(AuthbenchError, ValueError):
     """A named results folder exists and the caller neither resumes nor overwrites it."""
 
 

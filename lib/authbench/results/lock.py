@@ -11,6 +11,8 @@ import fcntl
 import os
 from pathlib import Path
 
+from ..errors import AuthbenchError
+
 LOCK_FILE = ".lock"
 
 
@@ -32,7 +34,7 @@ def try_lock(path: Path, note: str) -> tuple[int, str | None]:
     return fd, None
 
 
-class FolderBusy(ValueError):
+class FolderBusy(AuthbenchError, ValueError):
     """Another process is writing into the folder."""
 
 

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 from flask import Response, jsonify, redirect, request, send_file, send_from_directory
 
-from ..errors import CliError
+from ..errors import AuthbenchError
 from ..names import is_safe_name
 from ..results.failures import FAILURES_DIR
 from . import guard as guards
@@ -36,17 +36,9 @@ log = logging.getLogger(__name__)
 def lab_targets(lab_dir: str | None) -> list[str]:
     """What the embedded lab running in `lab_dir` offers as `lab:NAME` targets: its clusters first (SAML SSO),
     then its directory (`ldap`, `ldaps`) and its optional servers (`postgres`, `privacyidea`); or none."""
-    from authbench_lab import lab
-    from authbench_lab.config import LabConfig
+    from ..embedded_lab import offered_targets
 
-    if not lab_dir:
-        return []
-    try:
-        state = lab.read_state(lab_dir)
-        config = LabConfig.from_dict(state["config"]) if state else None
-    except Exception:  # a broken or foreign lab.json: no lab to offer, the URL field still works
-        return []
-    return [*config.backends, "ldap", "ldaps", *config.extras] if config else []
+    return offered_targets(lab_dir)
 
 
 def install(environment, results: Path, prepare: Callable[[dict[str, str]], Any],
@@ -98,7 +90,7 @@ def install(environment, results: Path, prepare: Callable[[dict[str, str]], Any]
             return jsonify({"ok": False, "message": "send the form as a JSON object"}), 400
         try:
             run_id = launcher.start({k: str(v) for k, v in form.items()})
-        except CliError as exc:
+        except AuthbenchError as exc:
             return jsonify({"ok": False, "message": " ".join(str(exc).split())}), 400
         except Exception as exc:  # e.g. a damaged lab.json: one line on the page, the traceback in the log
             log.exception("starting a run from the web UI failed")

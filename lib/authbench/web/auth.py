@@ -16,7 +16,7 @@ from pathlib import Path
 from flask import redirect, request, session
 from flask_login import UserMixin, login_user, logout_user
 
-from ..errors import CliError
+from ..errors import AuthbenchError
 from . import AUTH_ENV
 
 LOGIN_PATH = "/authbench/login"
@@ -40,7 +40,7 @@ class Credentials:
 def parse_credentials(text: str, source: str) -> Credentials:
     username, colon, password = text.strip("\r\n").partition(":")
     if not colon or not username or not password:
-        raise CliError(f"{source} must hold USER:PASSWORD (both non-empty)")
+        raise AuthbenchError(f"{source} must hold USER:PASSWORD (both non-empty)")
     return Credentials(username, password)
 
 
@@ -50,7 +50,7 @@ def load_credentials(auth_file: str | None, environ: dict[str, str]) -> Credenti
         try:
             first = Path(auth_file).read_text(encoding="utf-8").splitlines()[:1]
         except (OSError, UnicodeDecodeError) as exc:
-            raise CliError(f"cannot read --web-auth-file {auth_file!r}: {getattr(exc, 'strerror', None) or exc}"
+            raise AuthbenchError(f"cannot read --web-auth-file {auth_file!r}: {getattr(exc, 'strerror', None) or exc}"
                            ) from None
         return parse_credentials(first[0] if first else "", f"--web-auth-file {auth_file!r}")
     if environ.get(AUTH_ENV):
@@ -70,9 +70,9 @@ def is_loopback(host: str) -> bool:
 def check_exposure(host: str, credentials: Credentials | None, web_login: bool) -> None:
     """Refuse a UI that anyone on the network could use, and a login without an account to check."""
     if web_login and credentials is None:
-        raise CliError(f"--web-login needs an account: set ${AUTH_ENV}=USER:PASSWORD or give --web-auth-file")
+        raise AuthbenchError(f"--web-login needs an account: set ${AUTH_ENV}=USER:PASSWORD or give --web-auth-file")
     if credentials is None and not is_loopback(host):
-        raise CliError(f"refusing to serve the web UI on {host or 'every address'} without a login: "
+        raise AuthbenchError(f"refusing to serve the web UI on {host or 'every address'} without a login: "
                        f"set ${AUTH_ENV}=USER:PASSWORD or give --web-auth-file (or use --web-host 127.0.0.1)")
 
 

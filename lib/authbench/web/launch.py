@@ -1,14 +1,14 @@
 """Starting a plan from the web UI: the form's fields checked like `authbench run`'s options, then run.
 
 The form is parsed and checked by the `prepare` function `authbench web` hands in (`authbench run`'s own
-parser and `cli.run.prepare`, see cli/web_form.py), so a target, pattern or warm-up means the same in
-both places and this package never imports the CLI. The plan runs in a greenlet on the environment's
-runner (`runner.run_plan`), and its run folder is written as `authbench run` writes it
-(docs/results-layout.md) by the same code (`PreparedRun.execute`, headless.execute on the UI's environment).
+parser, see cli/web_form.py), so a target, pattern or warm-up means the same in both places and this
+package never imports the CLI. The run goes through the run path's own steps (`run.claim`, then
+`run.measure` on the UI's environment) in a greenlet, so its folder is written as `authbench run` writes it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable
 from contextlib import ExitStack
@@ -18,10 +18,8 @@ from typing import Any
 import gevent
 from locust.env import Environment
 
-from ..errors import CliError
-from ..results.recorder import results_dir
+from ..errors import AuthbenchError
 from ..signals import StoppedByUser
-from ..targets_lock import target_lock
 from .live import DONE, FAILED, STOPPED, LiveRun
 
 DEFAULT_CELL_TIME_LIMIT = "10m"  # the form's default bound on one pattern × repetition
@@ -37,7 +35,7 @@ class Launcher:
         self.environment = environment
         self.live = live
         self.results = Path(results)
-        self.prepare = prepare  # form → cli.run.PreparedRun, or CliError (cli.web_form.form_preparer)
+        self.prepare = prepare  # form → a PreparedRun, or AuthbenchError (cli.web_form.form_preparer)
         self.greenlet: gevent.Greenlet | None = None
         self._starting = False  # a start is checking its target: a second one must not slip in meanwhile
 
@@ -46,35 +44,27 @@ class Launcher:
         return self._starting or (self.greenlet is not None and not self.greenlet.dead)
 
     def start(self, form: dict[str, str]) -> str:
-        """Check the form, try one journey (the prepared run's preflight), create the run folder and start; the
-        run id, or CliError."""
+        """Check the form, claim a run folder, take the target's lock, try one journey (the preflight) and
+        start; the run id, or AuthbenchError."""
+        from .. import run
+
         if self.running:
-            raise CliError("a run is in progress; stop it first")
+            raise AuthbenchError("a run is in progress; stop it first")
         self._starting = True
-        lock = ExitStack()
+        held = ExitStack()
         try:
             prepared = self.prepare(form)
-            lock.enter_context(target_lock(prepared.load_key, f"authbench web (results {self.results})"))
-            check = prepared.preflight(prepared.settings)  # one whole journey before any load
-            for line in check.lines():
-                log.info("%s", line)
-            problem = check.problem()
-            if problem:
-                raise CliError(problem)
-            try:
-                run_dir = results_dir(self.results)
-            except (OSError, ValueError) as exc:
-                raise CliError(f"cannot write results under {str(self.results)!r}: {exc}") from None
-            check.save(run_dir)
+            prepared.settings = dataclasses.replace(prepared.settings, results=str(self.results), run_id=None)
+            run_dir = run.claim(prepared, held, log.info, "authbench web")
         except BaseException:
-            lock.close()
+            held.close()
             raise
         finally:
             self._starting = False
-        self.environment.authbench.settings = prepared.settings
-        self.environment.user_classes = [prepared.user_class]  # the journey the target names
+        self.environment.authbench.settings = prepared.journey.settings
+        self.environment.user_classes = [prepared.journey.user_class]  # the journey the target names
         self.live.begin(run_dir.name, prepared.target, prepared.plan)
-        self.greenlet = gevent.spawn(self._run, run_dir, prepared, lock)
+        self.greenlet = gevent.spawn(self._run, run_dir, prepared, held)
         return run_dir.name
 
     def stop(self, by: str = "from the web UI") -> bool:
@@ -85,12 +75,12 @@ class Launcher:
         self.greenlet.kill(StoppedByUser(by), block=True, timeout=STOP_WAIT)
         return True
 
-    def _run(self, run_dir: Path, prepared: Any, lock: ExitStack) -> None:
+    def _run(self, run_dir: Path, prepared: Any, held: ExitStack) -> None:
         state, message = FAILED, "the run ended unexpectedly"
+        from .. import run
+
         try:
-            with prepared.cell_listeners(run_dir, log.info) as (listen, extras):  # fault plan, lab servers' CPU
-                report = prepared.execute(run_dir, say=log.info, environment=self.environment, listen=listen,
-                                          cell_extras=extras)
+            report = run.measure(prepared, run_dir, log.info, environment=self.environment)
             state, message = DONE, "" if report.complete else "a pattern repetition was cut short by the time limit"
         except StoppedByUser as exc:
             state, message = STOPPED, (f"stopped by the user {exc.by}; finished repetitions are kept, "
@@ -102,5 +92,5 @@ class Launcher:
         finally:
             self.environment.runner.stop()  # does nothing when run_plan already stopped it
             self.environment.authbench.controller = None
-            lock.close()  # the target is free for the next load
+            held.close()  # the folder and the target are free for the next load
             self.live.end(state, message)

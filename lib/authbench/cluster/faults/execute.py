@@ -50,16 +50,17 @@ def _text(value: str | bytes | None) -> str:
 
 def lab_action(run_dir: str | Path, fault: Fault) -> dict[str, Any]:
     """Stop or start a lab component through the lab's API; never raises."""
-    from authbench_lab import lab
+    from ...embedded_lab import start_component, stop_component
+    from ...errors import AuthbenchError
 
     try:
         if fault.action == STOP:
-            result = lab.stop_component(run_dir, fault.target)
+            result = stop_component(run_dir, fault.target)
             status = f"stopped (pid {result['pid']})" if result["was_running"] else "was not running"
         else:
-            result = lab.start_component(run_dir, fault.target)
+            result = start_component(run_dir, fault.target)
             status = "already running" if result["already_running"] else f"started (pid {result['pid']})"
-    except (lab.LabError, OSError) as exc:
+    except (AuthbenchError, OSError) as exc:
         return {"ok": False, "exit_status": None, "status": str(exc).splitlines()[0], "output": ""}
     return {"ok": True, "exit_status": None, "status": status, "output": ""}
 

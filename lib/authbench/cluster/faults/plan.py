@@ -17,6 +17,7 @@ import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ...errors import AuthbenchError
 from ...patterns import PlanError, parse_duration
 
 STOP, START, RUN = "stop", "start", "run"
@@ -27,7 +28,7 @@ MAX_RUN_TIMEOUT = 3600.0
 EXAMPLE = "e.g. 'at=30s stop idp-a; at=90s start idp-a' or 'at=30s run=kubectl delete pod idp-0'"
 
 
-class FaultError(ValueError):
+class FaultError(AuthbenchError, ValueError):
     """A fault plan that cannot be run; the message is one line naming the item and the fix."""
 
 

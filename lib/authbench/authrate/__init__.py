@@ -1,0 +1,1 @@
+"""`authbench authrate`: OpenDJ authrate's bind-rate loop over the LDAP kind's client, its templates and table."""

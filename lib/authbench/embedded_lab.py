@@ -1,0 +1,130 @@
+"""The framework's one door to the embedded lab: what a running lab offers, read from its state.
+
+Everything outside `cli/lab.py` (which starts and stops the lab) asks the lab through this module, never
+through its constants or files, so the lab could be replaced by a real cluster without the framework
+noticing. The lab's own package is imported lazily: a run against a real target never loads it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .errors import AuthbenchError
+
+if TYPE_CHECKING:
+    from authbench_lab.config import LabConfig
+
+    from .cluster.checks import Cluster
+
+PREFIX = "lab:"  # a target naming a part of the running lab: lab:BACKEND, lab:ldap, lab:postgres, …
+PROTECTED_PATH = "/secure/"  # the lab SP's protected page
+SSO_PATH = "/idp/profile/SAML2/Redirect/SSO"  # the lab IdP's SSO endpoint (for a virtual SP)
+EXTRAS_HINT = "start it with 'authbench lab up --with {name}'"
+
+
+def state(run_dir: str | Path) -> dict[str, Any] | None:
+    """The lab's lab.json (config, components and their pids), or None when no lab was started there."""
+    from authbench_lab import lab
+
+    return lab.read_state(run_dir)
+
+
+def running(run_dir: str | Path) -> LabConfig:
+    """The configuration of the lab running in `run_dir`, or an error saying how to start one."""
+    from authbench_lab import lab
+    from authbench_lab.config import LabConfig
+
+    found = lab.read_state(run_dir)
+    if not found or not any(row["healthy"] for row in lab.status(run_dir)):
+        where = os.path.abspath(run_dir)
+        raise AuthbenchError(f"no lab running in {where}; start it with 'authbench lab up --lab-dir {where}', or "
+                             "point --lab-dir (or $AUTHBENCH_LAB_DIR) at the folder of the lab that runs")
+    return LabConfig.from_dict(found["config"])
+
+
+def require_extra(config: LabConfig, name: str, title: str) -> None:
+    if name not in config.extras:
+        raise AuthbenchError(f"the running lab has no {title}; {EXTRAS_HINT.format(name=name)}")
+
+
+def offered_targets(run_dir: str | Path | None) -> list[str]:
+    """The `lab:NAME` targets a lab in `run_dir` offers: its clusters, its directory, its optional servers."""
+    from authbench_lab.config import LabConfig
+
+    if not run_dir:
+        return []
+    try:
+        found = state(run_dir)
+        config = LabConfig.from_dict(found["config"]) if found else None
+    except Exception:  # a broken or foreign lab.json: no lab to offer, the URL field still works
+        return []
+    return [*config.backends, "ldap", "ldaps", *config.extras] if config else []
+
+
+def check_backend(config: LabConfig, name: str) -> str:
+    if name not in config.backends:
+        raise AuthbenchError(f"the lab has no {name!r} cluster; it has {', '.join(config.backends)}")
+    return name
+
+
+def account_defaults(config: LabConfig) -> dict[str, str]:
+    """The lab's accounts as a template and password rule (user0000..userNNNN, pw-<user>)."""
+    from authbench_lab.config import PASSWORD_PREFIX, username
+
+    last = username(config.users - 1, config.users)
+    return {"template": "user{" + "0" * (len(last) - 4) + ".." + last[4:] + "}",
+            "password_rule": PASSWORD_PREFIX + "{user}"}
+
+
+def people_dn_template() -> str:
+    """The DN of a lab account, with {user}."""
+    from authbench_lab.config import LDAP_PEOPLE
+
+    return f"uid={{user}},{LDAP_PEOPLE}"
+
+
+def privacyidea(config: LabConfig) -> dict[str, Any]:
+    """Where the lab's privacyIDEA answers and what it was enrolled with (realm, tokens, HOTP counters)."""
+    from authbench_lab.privacyidea import server
+
+    require_extra(config, "privacyidea", "privacyIDEA")
+    return {"url": config.privacyidea_url(), "realm": server.REALM, "tokens": server.tokens_file(config),
+            "counters": server.root(config) / "hotp-counters.sqlite"}
+
+
+def cluster(config: LabConfig, backend: str) -> Cluster:
+    """Balancer and node URLs of one of the lab's clusters, for the cluster checks."""
+    from .cluster.checks import Cluster
+
+    return Cluster(sp_url=config.sp_url(backend) + PROTECTED_PATH, lb_url=config.lb_url(backend),
+                   nodes={"A": config.node_url(backend, "a"), "B": config.node_url(backend, "b")},
+                   verify=str(config.ca_cert))
+
+
+def expected_cluster_checks(backend: str) -> tuple[bool, ...] | None:
+    """What the 2012 design table expects of a lab backend's Tests 1-3, or None when it says nothing."""
+    from authbench_lab.config import EXPECTED_CLUSTER_CHECKS
+
+    return EXPECTED_CLUSTER_CHECKS.get(backend)
+
+
+def stop_component(run_dir: str | Path, name: str) -> dict[str, Any]:
+    """Stop one component; {was_running, pid}. AuthbenchError when the lab cannot."""
+    from authbench_lab import lab
+
+    try:
+        return lab.stop_component(run_dir, name)
+    except lab.LabError as exc:
+        raise AuthbenchError(str(exc).splitlines()[0]) from None
+
+
+def start_component(run_dir: str | Path, name: str) -> dict[str, Any]:
+    """Start one component again; {already_running, pid}. AuthbenchError when the lab cannot."""
+    from authbench_lab import lab
+
+    try:
+        return lab.start_component(run_dir, name)
+    except lab.LabError as exc:
+        raise AuthbenchError(str(exc).splitlines()[0]) from None

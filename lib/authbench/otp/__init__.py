@@ -1,1 +1,0 @@
-"""One-time passwords computed by the load generator: RFC 4226 HOTP, RFC 6238 TOTP, and HOTP counters."""

@@ -1,1 +1,0 @@
-"""Database logins: PostgreSQL's wire protocol through pg8000, for the connect / authenticate / query loop."""

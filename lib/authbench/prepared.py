@@ -1,0 +1,185 @@
+"""A run checked and ready, whatever its kind: the typed data the run path (run.py) takes.
+
+The edge (the CLI, a plan file, the web form, the chart's pods) builds it once with `prepare`; nothing
+below sees an argparse namespace. `prepare` also refuses, in one line, what the kind cannot do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .errors import AuthbenchError
+from .results.failures import DEFAULT_KEEP
+
+if TYPE_CHECKING:
+    from .cluster.faults.plan import Fault
+    from .kinds.base import CommonOptions, Journey, Kind
+    from .openmodel.rates import LevelPlan
+    from .patterns import Plan
+
+NEW, RESUME, OVERWRITE = "new", "resume", "overwrite"  # what to do with an existing run folder
+DEFAULT_CELL_TIME_LIMIT = 3600.0
+
+
+@dataclass(frozen=True)
+class Local:
+    """The whole plan in this process."""
+
+
+@dataclass(frozen=True)
+class Workers:
+    """A master with `count` worker processes on this machine; `journey_argv` are the journey's options as
+    given (never a password: that stays in the environment), for the workers' own `authbench run --worker`."""
+
+    count: int
+    journey_argv: tuple[str, ...] = ()
+    master_timeout: float = 10.0
+    wait: float = 60.0
+
+
+@dataclass(frozen=True)
+class Master:
+    """A master waiting for `expect` workers from other machines (the chart's master pod)."""
+
+    expect: int = 1
+    bind_host: str = "*"
+    bind_port: int = 5557
+    wait: float = 60.0
+
+
+@dataclass(frozen=True)
+class Worker:
+    """A worker of the master at host:port (the chart's worker pods): no results of its own."""
+
+    master_host: str = "127.0.0.1"
+    master_port: int = 5557
+    connect_wait: float = 30.0
+    master_timeout: float = 10.0
+
+
+Role = Local | Workers | Master | Worker
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """How to run and keep a run, whatever its journey."""
+
+    results: str = "results"
+    run_id: str | None = None
+    existing: str = NEW  # NEW, RESUME or OVERWRITE an existing --run-id folder
+    force: bool = False  # load the target even while another authbench process loads it
+    cell_time_limit: float = DEFAULT_CELL_TIME_LIMIT
+    keep_failures: int = DEFAULT_KEEP
+    max_error_pct: float | None = None  # exit 3 above it
+    metrics_port: int | None = None
+    metrics_host: str = "127.0.0.1"
+    role: Role = field(default_factory=Local)
+
+
+@dataclass
+class PreparedRun:
+    """A kind's checked journey with its plan, its fault plan and how to run it."""
+
+    kind: Kind
+    journey: Journey
+    plan: Plan | LevelPlan
+    settings: RunSettings
+    faults: list[Fault] = field(default_factory=list)
+    pace: float = 0.0
+
+    @property
+    def target(self) -> str:
+        return self.journey.target
+
+    @property
+    def config(self) -> dict[str, Any]:
+        """summary.json's `config`: the journey's record and how it ran (no secrets)."""
+        role = self.settings.role
+        return {**self.journey.record, "keep_failures": self.settings.keep_failures, "pace_s": self.pace,
+                "faults": [fault.describe() for fault in self.faults],
+                "processes": role.count if isinstance(role, Workers) else 1}
+
+    @contextmanager
+    def cell_listeners(self, run_dir: Path,
+                       say: Callable[[str], None]) -> Iterator[tuple[Any, Callable[[], dict[str, Any]]]]:
+        """(listen, extras) for headless.execute: the fault plan played in the measured phase and what it did
+        (docs/failover.md), and the CPU and memory of the lab servers the journey samples. Both stop when the
+        block ends."""
+        from .cluster.faults.execute import FaultSchedule
+
+        with _lab_sampler(self.journey, run_dir) as sampler:
+            schedule = FaultSchedule(self.faults, self.journey.lab_dir or None, say) if self.faults else None
+            parts = [part for part in (sampler, schedule) if part is not None]
+
+            def listen(context: Any) -> None:
+                for part in parts:
+                    part.listen(context)
+
+            def extras() -> dict[str, Any]:
+                return {**({"resources": sampler.cell_summary()} if sampler else {}),
+                        **(schedule.finish() if schedule else {})}
+
+            try:
+                yield listen, extras
+            finally:
+                if schedule:
+                    schedule.close()
+
+
+@contextmanager
+def _lab_sampler(journey: Journey, run_dir: Path) -> Iterator[Any]:
+    """The resource sampler of a lab journey's `sampled` servers, started; None when there are none."""
+    from . import embedded_lab
+    from .cluster.resources import GENERATOR, RESOURCES_FILE, ResourceSampler, lab_components, lab_pids
+
+    if not journey.sampled or not journey.lab_dir:
+        yield None
+        return
+    state = embedded_lab.state(journey.lab_dir) or {}
+    shared = lab_components(state, "")  # the lab's servers outside its clusters, and the generator
+    components = {name: pid for name, pid in shared.items() if name in (*journey.sampled, GENERATOR)}
+    sampler = ResourceSampler(components, run_dir / RESOURCES_FILE, not_generator=lab_pids(state)).start()
+    try:
+        yield sampler
+    finally:
+        sampler.stop()
+
+
+def prepare(kind: Kind, common: CommonOptions, options: Any, plan: Plan | LevelPlan, settings: RunSettings,
+            fault_texts: list[str] = (), open_model: bool = False) -> PreparedRun:  # type: ignore[assignment]
+    """Check what the kind can do, prepare its journey and resolve the fault plan; AuthbenchError (exit 2)."""
+    role = settings.role
+    if not kind.can.distributed and not isinstance(role, Local):
+        raise kind.refuse("run distributed (--workers, --master, --worker)", kind.can.why_not_distributed)
+    if open_model and not kind.can.open_model:
+        raise kind.refuse("run arrival rates (--rate, --levels, capacity)")
+    if settings.keep_failures < 0:
+        raise AuthbenchError("--keep-failures must be 0 or more")
+    if settings.max_error_pct is not None and not 0 <= settings.max_error_pct <= 100:
+        raise AuthbenchError(f"--max-error-pct must be between 0 and 100, got {settings.max_error_pct:g}")
+    if isinstance(role, Workers) and role.count < 1 or isinstance(role, Master) and role.expect < 1:
+        raise AuthbenchError("--workers and --expect-workers must be at least 1")
+    journey = kind.prepare(common, options)
+    faults = resolve_faults(fault_texts, journey.lab_dir or common.lab_dir, journey.backend)
+    if faults and not journey.lab_dir:
+        journey.lab_dir = common.lab_dir  # where the plan's stop/start act
+    return PreparedRun(kind, journey, plan, settings, faults, common.pace)
+
+
+def resolve_faults(texts: list[str], lab_dir: str, backend: str | None) -> list[Fault]:
+    """The --fault plan, lab components resolved against the running lab; AuthbenchError when it cannot run."""
+    from . import embedded_lab
+    from .cluster.faults.plan import needs_lab, parse_faults, resolve_components
+
+    plan = parse_faults(list(texts))
+    if needs_lab(plan):
+        state = embedded_lab.state(lab_dir)
+        if state is None:
+            raise AuthbenchError(f"--fault stop/start act on the embedded lab, and no lab is in {lab_dir}; "
+                                 "start it with 'authbench lab up', or give run=COMMAND for another cluster")
+        plan = resolve_components(plan, state["components"], backend)
+    return plan

@@ -1,1 +1,0 @@
-"""Locust user classes, one per journey; the locustfiles only import them."""
