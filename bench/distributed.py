@@ -47,7 +47,7 @@ def _user_class(kind: str, sp_url: str, ca: str):
     from authbench.journeys import saml
     from authbench.journeys.browser import Browser
     from authbench.journeys.forms import PRESETS
-    from authbench.users.journey import JourneyOutcome, JourneyUser
+    from authbench.user import JourneyOutcome, JourneyUser
 
     accounts = AccountPicker(from_template("user{000..199}", "pw-{user}"))
 

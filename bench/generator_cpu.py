@@ -64,7 +64,7 @@ def _child(kind: str, sp_url: str, ca: str, users: int, journeys: int, accounts_
         user_class, plan_settings = _floor_user(sp_url, ca), None
     elif kind != "reference":
         from authbench.journeys.forms import PRESETS
-        from authbench.users.saml import SAMLSettings, SAMLUser
+        from authbench.kinds.saml.user import SAMLSettings, SAMLUser
 
         settings = SAMLSettings(sp_url, accounts, ca, 10.0, PRESETS, new_connection=kind.endswith(NEW_CONNECTION))
         user_class, plan_settings = SAMLUser, settings
@@ -89,7 +89,7 @@ def _reference_user(sp_url: str, ca: str, accounts):
     from bs4 import BeautifulSoup
     from locust.clients import HttpSession
 
-    from authbench.users.journey import JourneyOutcome, JourneyUser
+    from authbench.user import JourneyOutcome, JourneyUser
 
     class ReferenceUser(JourneyUser):
         journey_name = "SSO login (reference)"
@@ -127,7 +127,7 @@ def _floor_user(sp_url: str, ca: str):
     from journey_cpu import JOURNEY_REQUESTS, bare_get
 
     from authbench.journeys.connection import Connection
-    from authbench.users.journey import JourneyOutcome, JourneyUser
+    from authbench.user import JourneyOutcome, JourneyUser
 
     host, port, request = bare_get(sp_url)
 

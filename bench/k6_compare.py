@@ -105,7 +105,7 @@ def run_authbench(args: argparse.Namespace, port: int) -> list[dict]:
     from authbench.openmodel.driver import LevelDriver
     from authbench.openmodel.rates import Arrivals, Level
     from authbench.runner import create_environment
-    from authbench.users.journey import JourneyOutcome, JourneyUser
+    from authbench.user import JourneyOutcome, JourneyUser
 
     class GetUser(JourneyUser):
         journey_name = "GET"

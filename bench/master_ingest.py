@@ -37,7 +37,7 @@ CELL_LIMIT = 600.0
 def _user_class():
     import gevent
 
-    from authbench.users.journey import JourneyOutcome, JourneyUser
+    from authbench.user import JourneyOutcome, JourneyUser
 
     class NullUser(JourneyUser):
         journey_name = "null journey"
