@@ -61,7 +61,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[:1] and argv[0] in LOAD_COMMANDS:
         import locust  # noqa: F401  (monkey-patches with gevent; must precede any import of ssl)
     parser = build_parser()
-    args, extra = parser.parse_known_args(argv)
+    from .plan_file import applied
+
+    with applied(parser, argv, os.environ):  # --config FILE and $AUTHBENCH_<OPTION> as defaults (plan_file.py)
+        args, extra = parser.parse_known_args(argv)
     if extra:  # said by the subcommand's parser, so the hint names its --help
         subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
         subparsers.choices[args.command].error(f"unrecognized arguments: {' '.join(extra)}")
