@@ -140,7 +140,7 @@ def test_plan_file_values_reach_worker_processes(parse, plan):
     """The defaults are restored after parsing: a value from the file differs from its option's default, so
     `--workers` hands it to its workers' command lines like a value typed there."""
     args = parse("run", "--config", plan(f'target = "{URL}"\naccounts_template = "u{{1..2}}"\nreuse_session = true\n'))
-    assert run._settings_argv(args) == ["--target", URL, "--accounts-template", "u{1..2}", "--reuse-session"]
+    assert run._journey_argv(args) == ["--target", URL, "--accounts-template", "u{1..2}", "--reuse-session"]
 
 
 def test_config_from_the_environment_and_abbreviated(parse, plan, monkeypatch):
