@@ -56,14 +56,16 @@ class Scraper:
 
 
 def errors_verdict_metrics_evidence_faults(target_args: list[str], tmp_path: Path, capsys, metrics_port: int,
-                                           distribution: list[str], failing: list[str] | None = None) -> dict:
-    """One run of 20 journeys of which 4 fail (`failing` options make them fail; default: every fifth account's
-    password is wrong): exit 3 above --max-error-pct, /metrics served during the run, failure evidence kept,
-    the fault plan played. The summary.json, for the caller's own checks."""
+                                           distribution: list[str], failing: list[str] | None = None,
+                                           secret: str = "wrong") -> dict:
+    """One run of 20 journeys of which 4 fail (`failing` options make them fail; default: every fifth
+    account's password is wrong; `secret` must never be kept): exit 3 above --max-error-pct, /metrics served
+    during the run, failure evidence kept, the fault plan played. Paced, so the run lasts a second or more:
+    long enough to be scraped. The summary.json, for the caller's own checks."""
     if failing is None:
         failing = ["--accounts-csv", str(accounts_csv(tmp_path, 20, bad_every=5))]
     with Scraper(metrics_port) as scraper:
-        code = main(["run", *target_args, "--pattern", "2x10", *failing, "--max-error-pct", "5",
+        code = main(["run", *target_args, "--pattern", "2x10", "--pace", "0.1s", *failing, "--max-error-pct", "5",
                      "--metrics-port", str(metrics_port), "--fault", "at=0s run=true", *distribution,
                      "--results", str(tmp_path), "--run-id", "k"])
     out = capsys.readouterr().out
@@ -76,7 +78,7 @@ def errors_verdict_metrics_evidence_faults(target_args: list[str], tmp_path: Pat
     reason = next(iter(cell["summary"]["reasons"]))
     kept = document["failures"][reason]["examples"]
     assert kept and (tmp_path / "k" / kept[0]).exists()
-    assert "wrong" not in (tmp_path / "k" / kept[0]).read_text()  # the password is never kept
+    assert secret not in (tmp_path / "k" / kept[0]).read_text()  # the password is never kept
     assert 'authbench_journeys_total{outcome="error"' in scraper.seen
     return document
 

@@ -39,6 +39,7 @@ class Workers:
     journey_argv: tuple[str, ...] = ()
     master_timeout: float = 10.0
     wait: float = 60.0
+    bind_port: int | None = None  # the master's port on loopback (None: any free one)
 
 
 @dataclass(frozen=True)

@@ -61,7 +61,9 @@ def claim(prepared: PreparedRun, held: ExitStack, say: Say, what: str) -> Path:
         check = prepared.journey.preflight()
         for line in check.lines():
             say(line)
-        problem = check.problem(check.save(run_dir))
+        problem = check.problem()
+        if problem is None or check.keep_on_failure:
+            problem = check.problem(check.save(run_dir))
         if problem:
             raise AuthbenchError(problem)
     except BaseException:
@@ -165,7 +167,7 @@ def _as_master(prepared: PreparedRun, cells: Callable[..., RunReport], say: Say)
     role = prepared.settings.role
     spawned = isinstance(role, Workers)
     bind_host = local.LOOPBACK if spawned else role.bind_host
-    port = local.free_port() if spawned else role.bind_port
+    port = (role.bind_port or local.free_port()) if spawned else role.bind_port
     environment = create_environment(prepared.journey.user_class, prepared.journey.settings)
     coordinator = create_master(environment, bind_host, port)
     processes = []

@@ -73,6 +73,7 @@ def test_plain_locust_runs_the_ldap_locustfile(lab, tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "locust", "-f", str(ROOT / "locustfiles" / "ldap_bind.py"), "--headless",
          "-u", "3", "-r", "3", "-t", "2s", "--host", lab.ldap_url(), "--accounts-template", "user{000..199}",
+         "--bind-dn", "uid={user},ou=people,dc=example,dc=org",
          "--only-summary"], capture_output=True, text=True, timeout=WAIT_LIMIT, cwd=tmp_path)
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-2000:]

@@ -42,7 +42,7 @@ def test_privacyidea_verdict_metrics_evidence_and_faults(extras_env, tmp_path, c
     failing = ["--tokens-file", str(tmp_path / "tokens.json"), "--realm", "lab",
                "--accounts-csv", str(accounts_csv(tmp_path, 20, bad_every=1000))]
     document = errors_verdict_metrics_evidence_faults(PRIVACYIDEA, tmp_path, capsys, PORTS["privacyidea"], [],
-                                                      failing)
+                                                      failing, secret=tokens["user004"]["spass"]["pin"])
     assert document["cells"][0]["summary"]["reasons"] == {"wrong otp pin": 4}
 
 

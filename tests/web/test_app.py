@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import json
 import time
+from pathlib import Path
 
 import gevent
 import pytest
@@ -385,9 +386,28 @@ def test_other_journeys_start_from_the_form_like_saml(lab_env, tmp_path):
     assert ldap_run["config"]["journey"] == "ldap-bind" and ldap_run["cells"][0]["summary"]["tests"] == 10
     assert (runs["lab:ldap"] / "preflight.txt").read_text().startswith("preflight: one journey against ldap://")
     saml_run = json.loads((runs["lab:local"] / "summary.json").read_text())
-    assert "journey" not in saml_run["config"] and saml_run["cells"][0]["summary"]["tests"] == 10
+    assert saml_run["config"]["journey"] == "saml" and saml_run["cells"][0]["summary"]["tests"] == 10
     assert "[IdP login POST]" in (runs["lab:local"] / "preflight.txt").read_text()
     refused = client.post("/authbench/api/start", json={"target": "lab:ldap", "pattern": "1x1",
                                                         "fault": "at=1s stop idp-a"})
     assert refused.status_code == 400 and "the lab has no component 'idp-a'" in refused.get_json()["message"]
     environment.runner.quit()
+
+
+def test_your_own_journey_runs_from_the_web_ui(lab_env, tmp_path):
+    """`authbench web -f FILE`: every run started in the browser is that journey, through the same run path."""
+    example = Path(__file__).resolve().parents[2] / "locustfiles" / "sso_then_page.py"
+    environment, web_ui, launcher, _ = _build(tmp_path, "-f", str(example))
+    client = web_ui.app.test_client()
+    try:
+        answer = client.post("/authbench/api/start", json={"target": "lab:stateless", "pattern": "2x5", "warmup": "0"})
+        assert answer.status_code == 200, answer.get_json()
+        launcher.greenlet.join(timeout=RUN_LIMIT)
+        state = client.get("/authbench/api/state").get_json()
+        assert state["state"] == "done", state["message"]
+        run = json.loads((tmp_path / "results" / answer.get_json()["run_id"] / "summary.json").read_text())
+        assert run["config"]["journey"] == "custom: SSOThenPage"
+        assert run["cells"][0]["summary"]["tests"] == 10 and run["cells"][0]["summary"]["errors"] == 0
+        assert "SP protected page (second call)" in run["cells"][0]["steps"]
+    finally:
+        environment.runner.quit()

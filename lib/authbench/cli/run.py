@@ -13,6 +13,7 @@ from .. import kinds
 from ..errors import AuthbenchError
 from ..kinds.base import AccountOptions, CommonOptions
 from ..kinds.common import DEFAULT_TIMEOUT, add_account_options, add_tls_options
+from ..results.failures import DEFAULT_KEEP
 from . import fault_options, openmodel
 from .console import say
 from .options import add_lab_dir_option, check_ports, durations
@@ -56,8 +57,8 @@ def add_parser(subparsers: argparse._SubParsersAction, name: str = "run",
                       help="a pattern repetition taking longer is cut short and marked so (default 1h)")
     journey = run.add_argument_group("journeys (every kind)")
     fault_options.add_pace_option(journey)
-    journey.add_argument("--keep-failures", type=int, default=5, metavar="N",
-                         help="failing journeys kept per reason under results/<id>/failures/ (default 5)")
+    journey.add_argument("--keep-failures", type=int, default=DEFAULT_KEEP, metavar="N",
+                         help=f"failing journeys kept per reason under results/<id>/failures/ (default {DEFAULT_KEEP})")
     openmodel.add_options(run)
     fault_options.add_options(run)
 
@@ -137,7 +138,7 @@ def prepare(args: argparse.Namespace) -> Any:
         plan = openmodel.level_plan(args, plan.warmup, plan.repeat)
     common = CommonOptions(
         target=args.target, timeout=timeout, ca_bundle=args.ca_bundle, insecure=args.insecure, lab_dir=args.lab_dir,
-        pace=fault_options.pace(args), keep_failures=args.keep_failures,
+        pace=fault_options.pace(args),
         accounts=AccountOptions(args.account, args.password_file, args.accounts_csv, args.accounts_template,
                                 args.password_rule, args.order, args.seed))
     settings = RunSettings(
@@ -158,7 +159,7 @@ def _role(args: argparse.Namespace) -> Any:
         return Master(args.expect_workers, args.master_bind_host, args.master_bind_port or DEFAULT_MASTER_PORT,
                       worker_wait)
     if args.workers is not None:
-        return Workers(args.workers, tuple(_journey_argv(args)), master_timeout, worker_wait)
+        return Workers(args.workers, tuple(_journey_argv(args)), master_timeout, worker_wait, args.master_bind_port)
     return Local()
 
 

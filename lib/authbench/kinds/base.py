@@ -50,11 +50,12 @@ class CommonOptions:
     timeout: float = 10.0
     lab_dir: str = ""
     pace: float = 0.0  # seconds from one journey's start to the user's next (0: back to back)
-    keep_failures: int = 5  # failing journeys kept per reason (a kind's preflight keeps its evidence alike)
 
 
 class Check(Protocol):
     """A preflight's result, shown before the load and saved in the run folder as preflight.txt."""
+
+    keep_on_failure: bool  # a failed one is saved too (a trail worth reading), not only a passed one
 
     def lines(self) -> list[str]: ...
 

@@ -17,6 +17,7 @@ PREFLIGHT_FILE = "preflight.txt"  # in the run folder: the preflight's trail and
 class OneJourneyCheck:
     target: str
     failure: str | None
+    keep_on_failure = False  # one line, said in the error: nothing more to read in the folder
 
     def lines(self) -> list[str]:
         return [f"preflight: one journey against {self.target}: " + (f"failed: {self.failure}" if self.failure

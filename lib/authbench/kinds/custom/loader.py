@@ -35,7 +35,8 @@ def load_user_class(path: str, name: str | None = None) -> type:
     if len(own) == 1:
         return next(iter(own.values()))
     if not own:
-        plain = f" ({', '.join(sorted(found))} extend Locust's User only)" if found else ""
+        written = sorted(n for n, c in found.items() if c.__module__ == module.__name__)
+        plain = f" ({', '.join(written)} extend Locust's User only)" if written else ""
         raise AuthbenchError(f"{path} defines no authbench journey{plain}: write a class extending "
                              "authbench.JourneyUser whose journey() returns a JourneyOutcome")
     raise AuthbenchError(f"{path} defines several journeys ({', '.join(sorted(own))}); choose one with --user-class")

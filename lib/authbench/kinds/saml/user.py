@@ -75,6 +75,7 @@ class Preflight:
     evidence: Evidence
     step: str  # the last hop's step
     url: str  # the last hop's URL, without query
+    keep_on_failure = True  # its trail and last page are what the one-line error points at
 
     @property
     def ok(self) -> bool:
