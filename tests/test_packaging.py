@@ -41,7 +41,7 @@ RUNS_ELSEWHERE = {
     "deploy/lab/authbench_lab/privacyidea/seed.py": "privacyIDEA's own venv (its requirements.txt is beside it)",
 }
 # What a wheel that installs a working `authbench` must carry, beyond modules found by discovery.
-REQUIRED_FILES = ("authbench/cli/__init__.py", "authbench/distributed/master.py", "authbench/ldap/__init__.py",
+REQUIRED_FILES = ("authbench/cli/__init__.py", "authbench/distributed/master.py", "authbench/kinds/ldap/__init__.py",
                   "authbench/report/templates/report.html.j2", "authbench/web/static/index.html",
                   "authbench_lab/idp/app.py", "authbench_lab/sp/__init__.py")
 
@@ -175,7 +175,7 @@ def test_installed_command_runs_from_the_wheel(installed, tmp_path):
 
 def test_installed_database_client_finds_its_driver(installed, tmp_path):
     bin_dir, env = installed
-    result = run(bin_dir / "python", "-c", "import authbench.pg.client, pg8000; print(pg8000.__file__)",
+    result = run(bin_dir / "python", "-c", "import authbench.kinds.postgres.client, pg8000; print(pg8000.__file__)",
                  cwd=tmp_path, env=env)
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith(str(bin_dir.parent)), result.stdout
