@@ -89,3 +89,39 @@ def test_expect_failing_in_the_preflight_is_one_line_with_the_fix(lab, sp, tmp_p
     assert "verdict: failed: page not as expected" in (tmp_path / "e" / "preflight.txt").read_text()
     assert "Signed in: <b>user000</b>" in (tmp_path / "e" / "preflight-page.html").read_text()
     assert not (tmp_path / "e" / "samples.csv").exists()  # nothing was loaded
+
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "locustfiles" / "sso_then_page.py"
+
+
+def test_the_docs_example_journey_through_pysaml2_sp(lab, sp, tmp_path, capsys):
+    """docs/custom-journeys.md's example, as written, on an SP we did not write: SSO then the protected page."""
+    code, out, err = run(["-f", str(EXAMPLE), "--target", sp.protected_url, "--ca-bundle", str(lab.ca_cert),
+                          "--accounts-csv", str(accounts(tmp_path)), "--pattern", "3x6", "--results", str(tmp_path),
+                          "--run-id", "own"], capsys)
+    assert code == 0, err
+    document = json.loads((tmp_path / "own" / "summary.json").read_text())
+    (cell,) = document["cells"]
+    assert cell["summary"]["tests"] == 18 and cell["summary"]["reasons"] == {"bad credentials": 6}
+    assert cell["steps"]["SP protected page (second call)"]["requests"] == 12  # after each of the 12 logins
+    assert document["config"]["journey"] == "custom: SSOThenPage"
+
+
+def test_an_own_journey_fails_with_its_own_reason(lab, sp, tmp_path, capsys):
+    """The example's own reason: here a variant forgets the SP's session before the second call, so the SP
+    sends the user back to the IdP, which is not the SP's page."""
+    journey = tmp_path / "forgetful.py"
+    journey.write_text(EXAMPLE.read_text() + '''
+
+class Forgetful(SSOThenPage):
+    def still_logged_in(self, page):
+        return False
+''')
+    common = ["--target", sp.protected_url, "--ca-bundle", str(lab.ca_cert), "--accounts-template", "user{000..009}",
+              "--pattern", "1x1", "--results", str(tmp_path)]
+    code, out, err = run(["-f", str(journey), "--user-class", "SSOThenPage", *common], capsys)
+    assert code == 0, err  # SSOThenPage, chosen among two
+    code, out, err = run(["-f", str(journey), "--user-class", "Forgetful", *common], capsys)
+    assert code == 2 and "protected page refused after SSO at step 'SP protected page (second call)'" in err, err
+    code, out, err = run(["-f", str(journey), *common], capsys)
+    assert code == 2 and "several journeys (Forgetful, SSOThenPage); choose one with --user-class" in err

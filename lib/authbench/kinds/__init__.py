@@ -18,14 +18,11 @@ from .base import Kind, OptionGroup
 # Checked in this order; SAML takes any other URL. `custom` is chosen by -f, never by a target.
 KINDS: tuple[Kind, ...] = (ldap.KIND, postgres.KIND, privacyidea.KIND, custom.KIND, saml.KIND)
 
+# Options several kinds read, defined once; then each kind's own group, in KINDS' order.
+SHARED_GROUPS = (OptionGroup("browser-like logins", common.add_login_options),
+                 OptionGroup("connections", common.add_connection_options))
 OPTION_GROUPS: tuple[OptionGroup, ...] = (
-    OptionGroup("SAML", saml.add_options),
-    OptionGroup("browser-like logins", common.add_login_options),
-    OptionGroup("connections", common.add_connection_options),
-    OptionGroup("LDAP", ldap.add_options),
-    OptionGroup("privacyIDEA", privacyidea.add_options),
-    OptionGroup("your own journeys", custom.add_options),
-)
+    *SHARED_GROUPS, *(OptionGroup(kind.label, kind.add_options) for kind in KINDS if kind.add_options))
 
 
 def names() -> list[str]:

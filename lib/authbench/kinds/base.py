@@ -92,6 +92,7 @@ class Kind:
     options: type  # a frozen dataclass of the options it reads beyond CommonOptions: fields named as dests
     prepare: Callable[[CommonOptions, Any], Journey]  # (common options, its options) → a checked journey
     can: Capabilities = Capabilities()
+    add_options: Callable[[Any], None] | None = None  # its own option group (shared ones: kinds.SHARED_GROUPS)
 
     @property
     def title(self) -> str:

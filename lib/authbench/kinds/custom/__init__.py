@@ -79,4 +79,4 @@ def prepare(common: CommonOptions, options: Options) -> Journey:
 
 
 KIND = Kind("custom", "your own journeys", "-f FILE; --target as your class reads it, lab:BACKEND for a lab SP",
-            claims, Options, prepare, Capabilities(returning_users=True))
+            claims, Options, prepare, Capabilities(returning_users=True), add_options)

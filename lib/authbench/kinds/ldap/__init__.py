@@ -109,4 +109,4 @@ def _search_identity(options: Options) -> tuple[str, str] | None:
 
 
 KIND = Kind("ldap", "LDAP binds", "ldap://host:port, ldaps://host:port, lab:ldap, lab:ldaps", claims, Options,
-            prepare, Capabilities())
+            prepare, Capabilities(), add_options)

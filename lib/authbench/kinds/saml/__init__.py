@@ -91,4 +91,4 @@ def _port(url: str) -> int:
 
 
 KIND = Kind("saml", "SAML SSO", "an SP's protected URL, lab:BACKEND; with --sp virtual the IdP's SSO URL",
-            claims, Options, prepare, Capabilities(returning_users=True))
+            claims, Options, prepare, Capabilities(returning_users=True), add_options)
