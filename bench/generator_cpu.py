@@ -64,8 +64,8 @@ def _child(kind: str, sp_url: str, ca: str, users: int, journeys: int, accounts_
         user_class, plan_settings = _floor_user(sp_url, ca), None
     elif kind != "reference":
         from authbench.journeys.forms import PRESETS
-        from authbench.kinds.saml.user import SAMLSettings, SAMLUser
 
+        SAMLSettings, SAMLUser = _saml_user()  # kinds.saml.user, or users.saml in a checkout before the move
         settings = SAMLSettings(sp_url, accounts, ca, 10.0, PRESETS, new_connection=kind.endswith(NEW_CONNECTION))
         user_class, plan_settings = SAMLUser, settings
     else:
@@ -82,6 +82,22 @@ def _child(kind: str, sp_url: str, ca: str, users: int, journeys: int, accounts_
     after = resource.getrusage(resource.RUSAGE_SELF)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     print(json.dumps({"kind": kind, "journeys": len(outcomes), "ok": sum(outcomes), "cpu_s": cpu, "wall_s": wall}))
+
+
+def _saml_user():
+    """(SAMLSettings, SAMLUser) of the authbench first on the path, in either layout: `kinds.saml.user` since
+    the kinds' move, `users.saml` before it (what a `--baseline-lib` checkout from before the move has).
+    The layout is read from that package's own folder: an editable install's finder would otherwise hand
+    an older authbench the `kinds` package of the checkout it was installed from."""
+    from importlib.machinery import PathFinder
+
+    import authbench
+
+    if PathFinder.find_spec("authbench.kinds", authbench.__path__) is not None:
+        from authbench.kinds.saml import user as module
+    else:
+        from authbench.users import saml as module
+    return module.SAMLSettings, module.SAMLUser
 
 
 def _reference_user(sp_url: str, ca: str, accounts):
