@@ -7,6 +7,7 @@ Locust's under plain `locust -f` — so an option has one name everywhere.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -42,6 +43,20 @@ def add_tls_options(parser: Any) -> None:
     tls = parser.add_mutually_exclusive_group()
     tls.add_argument("--ca-bundle", help="CA certificates to verify the targets' TLS with (default: system)")
     tls.add_argument("--insecure", action="store_true", help="do not verify TLS certificates")
+
+
+@dataclass(frozen=True)
+class LoginOptions:
+    """What the browser-like kinds (SAML, your own journeys) read of add_login_options and --new-connection."""
+
+    login_form: str = "auto"
+    username_field: str | None = None
+    password_field: str | None = None
+    reuse_session: bool = False
+    new_connection: bool = False
+    expect: str | None = None
+    expect_regex: str | None = None
+    expect_status: int | None = None
 
 
 def add_login_options(group: Any) -> None:

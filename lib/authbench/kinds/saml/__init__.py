@@ -13,22 +13,14 @@ from ... import embedded_lab
 from ...errors import AuthbenchError
 from ...targets_lock import lab_key, url_key
 from ..base import Capabilities, CommonOptions, Journey, Kind
-from ..common import accounts, check_url, success_rule, tls_verify
+from ..common import LoginOptions, accounts, check_url, success_rule, tls_verify
 
 
 @dataclass(frozen=True)
-class Options:
+class Options(LoginOptions):
     sp: str = "target"
     verify_signature: bool = False
     idp_cert: str | None = None
-    login_form: str = "auto"
-    username_field: str | None = None
-    password_field: str | None = None
-    reuse_session: bool = False
-    new_connection: bool = False
-    expect: str | None = None
-    expect_regex: str | None = None
-    expect_status: int | None = None
 
 
 def add_options(group: Any) -> None:
