@@ -6,7 +6,7 @@ below sees an argparse namespace. `prepare` also refuses, in one line, what the 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -151,7 +151,7 @@ def _lab_sampler(journey: Journey, run_dir: Path) -> Iterator[Any]:
 
 
 def prepare(kind: Kind, common: CommonOptions, options: Any, plan: Plan | LevelPlan, settings: RunSettings,
-            fault_texts: list[str] = (), open_model: bool = False) -> PreparedRun:  # type: ignore[assignment]
+            fault_texts: Sequence[str] = (), open_model: bool = False) -> PreparedRun:
     """Check what the kind can do, prepare its journey and resolve the fault plan; AuthbenchError (exit 2)."""
     role = settings.role
     if not kind.can.distributed and not isinstance(role, Local):
@@ -171,7 +171,7 @@ def prepare(kind: Kind, common: CommonOptions, options: Any, plan: Plan | LevelP
     return PreparedRun(kind, journey, plan, settings, faults, common.pace)
 
 
-def resolve_faults(texts: list[str], lab_dir: str, backend: str | None) -> list[Fault]:
+def resolve_faults(texts: Sequence[str], lab_dir: str, backend: str | None) -> list[Fault]:
     """The --fault plan, lab components resolved against the running lab; AuthbenchError when it cannot run."""
     from . import embedded_lab
     from .cluster.faults.plan import needs_lab, parse_faults, resolve_components
