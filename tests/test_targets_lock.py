@@ -65,16 +65,19 @@ def test_every_scheme_has_its_port_so_one_server_has_one_key():
     assert url_key("postgres://db/x") == url_key("postgresql://db:5432/y") == "postgresql://db:5432"
 
 
-@pytest.mark.parametrize("target", ["lab:ldap", "ldap"])
+@pytest.mark.parametrize("target", ["lab:ldap", "ldap", "sp"])
 def test_an_ldap_run_takes_the_same_lock(lab, tmp_path, capsys, monkeypatch, target):
-    """The lab as a whole for lab:ldap; the server's origin for its URL."""
+    """The lab as a whole, whether named lab:ldap or by a URL it serves (its directory's, its SP's): its servers
+    share the machine, so naming one by URL must not slip past a load on the lab."""
     monkeypatch.setenv("AUTHBENCH_LAB_DIR", str(lab.run_dir))
-    url = target if target.startswith("lab:") else lab.ldap_url()
-    key = lab_key(lab.run_dir) if target.startswith("lab:") else url_key(url)
+    url = {"lab:ldap": "lab:ldap", "ldap": lab.ldap_url(), "sp": lab.sp_url("local") + "/secure/"}[target]
+    key = lab_key(lab.run_dir)
     args = ["run", "--target", url, "--pattern", "1x1", "--results", str(tmp_path), "--run-id", "l"]
-    if not target.startswith("lab:"):
+    if target == "ldap":
         args += ["--bind-dn", "uid={user},ou=people,dc=example,dc=org", "--accounts-template", "user{000..009}",
                  "--password-rule", "pw-{user}"]
+    if target == "sp":
+        args += ["--ca-bundle", str(lab.ca_cert), "--accounts-template", "user{000..009}"]
     with target_lock(key, "authbench run (results elsewhere)"):
         assert main(args) == 2
         err = capsys.readouterr().err

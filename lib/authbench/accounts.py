@@ -6,6 +6,7 @@ Passwords live only in `Account.password`; its repr, and everything written from
 from __future__ import annotations
 
 import csv
+import io
 import random
 import re
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ from pathlib import Path
 from .errors import AuthbenchError
 
 ORDERS = ("sequential", "random")
+MAX_CSV_CHARS = 64_000_000  # an accounts file longer than this is a mistake (a million accounts take ~30 MB)
 MAX_TEMPLATE_ACCOUNTS = 1_000_000
 _RANGE = re.compile(r"\{(\d+)\.\.(\d+)\}")
 
@@ -47,7 +49,11 @@ def from_csv(path: str | Path) -> list[Account]:
     """Rows of user,password; a header row `user,password` (any case) is skipped."""
     try:
         with open(path, newline="", encoding="utf-8") as handle:
-            rows = [row for row in csv.reader(handle) if row and any(cell.strip() for cell in row)]
+            text = handle.read(MAX_CSV_CHARS + 1)  # /dev/zero or a huge file: refused, not read to the end
+        if len(text) > MAX_CSV_CHARS:
+            raise AccountsError(f"accounts file {str(path)!r} is longer than {MAX_CSV_CHARS // 1_000_000} million "
+                                "characters; give a CSV of user,password lines")
+        rows = [row for row in csv.reader(io.StringIO(text, newline="")) if row and any(c.strip() for c in row)]
     except OSError as exc:
         raise AccountsError(f"cannot read accounts file {str(path)!r}: {exc.strerror or exc}") from None
     except (UnicodeDecodeError, csv.Error) as exc:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from .errors import AuthbenchError
 
@@ -61,6 +62,22 @@ def offered_targets(run_dir: str | Path | None) -> list[str]:
     except Exception:  # a broken or foreign lab.json: no lab to offer, the URL field still works
         return []
     return [*config.backends, "ldap", "ldaps", *config.extras] if config else []
+
+
+def serves(run_dir: str | Path, url: str) -> bool:
+    """Whether the lab running in `run_dir` answers at `url`'s host and port (its SP named by URL is still the
+    lab: its servers share the machine, so a load on it must take the lab's lock)."""
+    from authbench_lab.config import LabConfig
+
+    parts = urlsplit(url)
+    try:
+        found = state(run_dir)
+        config = LabConfig.from_dict(found["config"]) if found else None
+        port = parts.port
+    except Exception:  # a broken lab.json, or a URL without a usable port: not the lab's
+        return False
+    return config is not None and parts.hostname in (config.host, config.public_host or config.host) \
+        and port in set(config.all_ports().values())
 
 
 def check_backend(config: LabConfig, name: str) -> str:

@@ -133,16 +133,20 @@ class PreparedRun:
 
 @contextmanager
 def _lab_sampler(journey: Journey, run_dir: Path) -> Iterator[Any]:
-    """The resource sampler of a lab journey's `sampled` servers, started; None when there are none."""
+    """The resource sampler of a lab journey's servers (its cluster's, or the `sampled` ones), started; None for a
+    target outside the lab."""
     from . import embedded_lab
     from .cluster.resources import GENERATOR, RESOURCES_FILE, ResourceSampler, lab_components, lab_pids
 
-    if not journey.sampled or not journey.lab_dir:
+    if not (journey.sampled or journey.backend) or not journey.lab_dir:
         yield None
         return
     state = embedded_lab.state(journey.lab_dir) or {}
-    shared = lab_components(state, "")  # the lab's servers outside its clusters, and the generator
-    components = {name: pid for name, pid in shared.items() if name in (*journey.sampled, GENERATOR)}
+    if journey.backend:  # a cluster of the lab: its nodes, balancer and stores, and the shared servers
+        components = lab_components(state, journey.backend)
+    else:  # the lab's servers outside its clusters that the journey uses, and the generator
+        shared = lab_components(state, "")
+        components = {name: pid for name, pid in shared.items() if name in (*journey.sampled, GENERATOR)}
     sampler = ResourceSampler(components, run_dir / RESOURCES_FILE, not_generator=lab_pids(state)).start()
     try:
         yield sampler
@@ -164,6 +168,8 @@ def prepare(kind: Kind, common: CommonOptions, options: Any, plan: Plan | LevelP
         raise AuthbenchError(f"--max-error-pct must be between 0 and 100, got {settings.max_error_pct:g}")
     if isinstance(role, Workers) and role.count < 1 or isinstance(role, Master) and role.expect < 1:
         raise AuthbenchError("--workers and --expect-workers must be at least 1")
+    if settings.metrics_port is not None and not isinstance(role, Worker):
+        _check_free(settings.metrics_host, settings.metrics_port)  # now, not after the preflight
     journey = kind.prepare(common, options)
     faults = resolve_faults(fault_texts, journey.lab_dir or common.lab_dir, journey.backend)
     if faults and not journey.lab_dir:
@@ -184,3 +190,15 @@ def resolve_faults(texts: Sequence[str], lab_dir: str, backend: str | None) -> l
                                  "start it with 'authbench lab up', or give run=COMMAND for another cluster")
         plan = resolve_components(plan, state["components"], backend)
     return plan
+
+
+def _check_free(host: str, port: int) -> None:
+    import socket
+
+    try:
+        with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind((host, port))
+    except OSError as exc:
+        raise AuthbenchError(f"cannot serve /metrics on {host}:{port}: {exc.strerror or exc}; give another "
+                             "--metrics-port") from None

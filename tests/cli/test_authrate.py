@@ -103,6 +103,7 @@ def test_ldaps_verifies_with_the_ca_and_refuses_without_it(lab, capsys):
     assert code == 0 and totals(out) == (10, 0)
     code, out, _ = authrate(lab, *ldaps, capsys=capsys)
     assert totals(out) == (10, 10) and "connect error" in out
+    assert "certificate" in out.split("connect error", 1)[1].splitlines()[0]  # the TLS cause, not only its kind
     code, out, _ = authrate(lab, "-q", "--ca-file", str(lab.ca_cert), "-D", USER, "-w", PASSWORD, "-m", "10",
                             capsys=capsys)
     assert totals(out) == (10, 0)

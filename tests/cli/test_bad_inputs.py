@@ -67,6 +67,19 @@ TABLE = [
     ([*CHECK, "--target", "{hang}"], 2, "could not test: --target http://127.0.0.1:"),
     ([*CHECK, "--target", "{sp}"], 2, "could not test: --target {sp}: TLS certificate not accepted"),
     (["check-cluster", "--target", "lab:local", "--node", "{node}"], 2, "--lb and --node are for URL targets"),
+    ([*CHECK, "--target", "{sp}", "--ca-bundle", "{ca}", "--password-file", "{tmp}/wrong.pw"], 2,
+     "could not test: no node logs user001 in through --target {sp} (bad credentials"),
+    # -- the fault review's (issue 25, items 8 to 10): refused in one line, nothing left behind
+    ([*RUN, "--rate", "10/s", "--duration", "1s", "--slo", "errors<0%"], 2, "the error limit must be more than 0%"),
+    ([*RUN, "--rate", "10/s", "--duration", "1s", "--slo", "errors<150%"], 2, "and at most 100%"),
+    ([*RUN, "--expect", ""], 2, "--expect '' matches every page"),
+    (["run", "--target", URL, "--accounts-csv", "/dev/zero", "--results", "{tmp}/res"], 2,
+     "accounts file '/dev/zero' is longer than 64 million characters"),
+    (["run", "--target", "http://[::1:99/", "--account", "u"], 2, "--target 'http://[::1:99/' is not a URL"),
+    (["lab", "up", "--lab-dir", "/proc/authbench-lab"], 2, "cannot use /proc/authbench-lab"),
+    (["privacyidea-bench", "--users", "0", "--lab-dir", "{lab}", "--results", "{tmp}/res"], 2,
+     "--users 0: give 1 or more"),
+    ([*RUN, "--metrics-port", "{busy_port}"], 2, "cannot serve /metrics on 127.0.0.1:{busy_port}"),
 ]
 
 
@@ -95,7 +108,9 @@ def scene(lab_env, tmp_path: Path, monkeypatch, hanging_url) -> dict[str, str]:
         (tmp_path / name / "campaign.json").write_text(text)
     idp_pw = tmp_path / "idp.pw"
     idp_pw.write_text(slapd.paths(lab_env).idp_password.read_text())
+    (tmp_path / "wrong.pw").write_text("not-the-password")
     return {"tmp": str(tmp_path), "lab": str(lab_env.run_dir), "idp_pw": str(idp_pw), "hang": hanging_url,
+            "busy_port": hanging_url.split(":")[2].split("/")[0], "ca": str(lab_env.ca_cert),
             "sp": lab_env.sp_url("local") + "/secure/", "lb": lab_env.lb_url("local"),
             "node": lab_env.node_url("local", "a")}
 

@@ -28,6 +28,7 @@ def test_campaign_runs_checks_then_cells_with_resources(lab, tmp_path, capsys):
     out = capsys.readouterr().out
     assert code == 0, out
     assert "local: preflight: one login as user000: logged in" in out and "[IdP login POST]" not in out  # no trail
+    assert "plan 2x5, warm-up 0.5 s before each cell, 2 repetition(s)" in out  # the plan is said, warm-up too
     document = json.loads((tmp_path / "c" / "campaign.json").read_text())
     assert document["finished"] is not None
     for backend in ("local", "terracotta"):

@@ -63,6 +63,8 @@ def test_warmup_repeat_and_table(lab_env, tmp_path, capsys):
     for cell in json.loads((tmp_path / "w" / "summary.json").read_text())["cells"]:
         tests = cell["summary"]["tests"]
         assert cell["steps"]["SSO login"]["requests"] == tests == cell["steps"]["IdP login POST"]["requests"]
+        assert {"idp-a", "idp-b", "generator"} <= set(cell["resources"]["components"])  # the cluster's servers
+    assert (tmp_path / "w" / "resources.csv").read_text().count("\n") > 1  # as docs/results-layout.md says
 
 
 def test_virtual_sp_with_signature_check(lab_env, tmp_path, capsys):

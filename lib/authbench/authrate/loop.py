@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import gevent
 
-from ..kinds.ldap.client import CONNECT_ERROR, Connection, Endpoint, LdapFailure
+from ..kinds.ldap.client import CONNECT_ERROR, Connection, Endpoint, LdapFailure, tls_cause
 from ..sockets import ports_running_low, time_wait_count
 from .ratetable import Counts, Row, format_row, header, row
 from .templates import Arguments, Template
@@ -24,6 +24,7 @@ from .templates import Arguments, Template
 UNBOUNDED_LIMIT_S = 3600.0  # neither -d nor -m: the run still ends by itself
 STOP_GRACE_S = 1.0  # seconds past the deadline an operation in flight may take before it is abandoned
 CONNECT_BACKOFF_S = 0.01  # after a refused connection, so a stopped server is not spun against
+UNKNOWN_ERROR = "(unknown error code)"  # libldap's info when it knows no cause (an untrusted certificate)
 INVALID_SUFFIX = "-not-the-password"  # -I: what turns a good password into a wrong one
 
 
@@ -136,6 +137,7 @@ class Run:
 
     def __init__(self, plan: BindPlan, limits: Limits, endpoint: Endpoint, table: Table) -> None:
         self.plan, self.limits, self.endpoint, self.table = plan, limits, endpoint, table
+        self._tls_cause: str | None = None
         self.start = time.perf_counter()
         self.deadline = self.start + (limits.duration_s or UNBOUNDED_LIMIT_S)
         self.measure_from = self.start + limits.warmup_s
@@ -171,6 +173,8 @@ class Run:
                     ok, reason = True, ""
                 except LdapFailure as failure:
                     ok, reason = False, failure.reason
+                    if reason == CONNECT_ERROR:  # with its cause, e.g. TLS: certificate verify failed
+                        reason = f"{CONNECT_ERROR}: {self.connect_cause(failure.detail)}"
                 self.in_flight -= 1
                 ended = time.perf_counter()
                 if ended >= self.measure_from:
@@ -180,11 +184,19 @@ class Run:
                 if not self.limits.keep_open:
                     conn.close()
                     searcher.close()
-                if reason == CONNECT_ERROR:
+                if reason.startswith(CONNECT_ERROR):
                     gevent.sleep(CONNECT_BACKOFF_S)
         finally:
             conn.close()
             searcher.close()
+
+    def connect_cause(self, detail: str) -> str:
+        """libldap's word for a failed connection, or the TLS handshake's when libldap has none (asked once)."""
+        if detail and detail != UNKNOWN_ERROR:
+            return detail
+        if self._tls_cause is None:
+            self._tls_cause = tls_cause(self.endpoint) or detail or "no answer"
+        return self._tls_cause
 
     def _emit(self, since: float, now: float) -> None:
         recent, self.recent = self.recent, Counts()

@@ -68,6 +68,23 @@ def _reason(exc: Exception) -> str:
     return text.rsplit(": ", 1)[-1].strip("')\" ") or type(exc).__name__
 
 
+def _logs_in(cluster, account) -> None:
+    """Some node must log the account in through the SP: a target where none does (a broken SP, a wrong account)
+    is not a cluster to judge, its Tests would all read ×. That is "could not test", exit 2, with the reason."""
+    from ..cluster.checks import pinned_to
+    from ..journeys.fastbrowser import FastBrowser
+    from ..journeys.saml import sso_login
+
+    outcome = None
+    for node in cluster.nodes:
+        with FastBrowser(verify=cluster.verify, timeout=PROBE_TIMEOUT_S, route=pinned_to(cluster, node)) as browser:
+            outcome = sso_login(browser, cluster.sp_url, account.username, account.password)
+        if outcome.ok:
+            return
+    raise AuthbenchError(f"could not test: no node logs {account.username} in through --target {cluster.sp_url} "
+                         f"({outcome}); fix the SP or the account first")
+
+
 def _check_cluster(args: argparse.Namespace) -> int:
     from ..cluster.checks import Account, Cluster, check_each_node, format_table, run_checks
     from .options import lab_account_defaults, lab_backend, lab_cluster, running_lab
@@ -92,6 +109,7 @@ def _check_cluster(args: argparse.Namespace) -> int:
         raise AuthbenchError(f"no account: give --account (password from ${PASSWORD_ENV} or --password-file)")
     first = accounts_from_args(args, lab_defaults)[0].pick()
     account = Account(first.username, first.password)
+    _logs_in(cluster, account)
     # Tests 2 and 3 need two nodes
     results = run_checks(cluster, account) if len(cluster.nodes) > 1 else [check_each_node(cluster, account)]
     if args.json:

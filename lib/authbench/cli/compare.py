@@ -233,7 +233,8 @@ def _execute_locked(args, campaign, targets, plan, lab_config, start_lab, verify
         items = [_target_run(args, target, plan, lab_config, verify, timeout, cell_limit, prometheus)
                  for target in targets]
         campaign = campaign or _create(args, targets, plan, lab_config)  # only once every target answered
-        say(f"campaign {campaign.folder}")
+        say(f"campaign {campaign.folder}: {len(targets)} target(s), plan {plan.describe()}, warm-up {plan.warmup:g} s "
+            f"before each cell, {plan.repeat} repetition(s)")
         ok = _run_all(campaign, items, plan, targets)
     except Interrupted as exc:
         if campaign is not None:

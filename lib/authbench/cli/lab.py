@@ -22,6 +22,11 @@ def lab_call(function: Callable, *args, **kwargs):
         return function(*args, **kwargs)
     except LabError as exc:
         raise AuthbenchError(str(exc), exc.exit_code, exc.details) from None
+    except OSError as exc:
+        if exc.filename is None:  # not about a path: a run-time failure, shown as such by main
+            raise
+        raise AuthbenchError(f"cannot use {exc.filename}: {exc.strerror}; give a --lab-dir where authbench can "
+                             "create and write folders") from None
 
 
 def _lab_up(args: argparse.Namespace) -> int:

@@ -44,10 +44,12 @@ def _bench(args: argparse.Namespace) -> int:
     from ..kinds.privacyidea import cache_bench
     from ..names import UnsafeName, safe_name
 
+    if args.users is not None and args.users < 1:  # before the lab: 0 is no number of users, not "all"
+        raise AuthbenchError(f"--users {args.users}: give 1 or more (or leave it out for every lab user)")
     config = running_lab(args.lab_dir)
     if "privacyidea" not in config.extras:
         raise AuthbenchError("the running lab has no privacyIDEA; start it with 'authbench lab up --with privacyidea'")
-    users = args.users or min(config.users, MAX_USERS)
+    users = min(config.users, MAX_USERS) if args.users is None else args.users
     if not 1 <= users <= min(config.users, MAX_USERS):
         raise AuthbenchError(f"--users {users}: give 1..{min(config.users, MAX_USERS)} "
                              f"(the lab has {config.users} users)")

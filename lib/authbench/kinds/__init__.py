@@ -42,7 +42,11 @@ def kind_for(target: str, name: str | None = None, locustfile: str | None = None
         return by_name(name)
     if locustfile:
         return custom.KIND
-    return next(kind for kind in KINDS if kind.claims(target))
+    try:
+        return next(kind for kind in KINDS if kind.claims(target))
+    except ValueError as exc:  # urlsplit's own: an unclosed [IPv6 address, a port that is no number
+        raise AuthbenchError(f"--target {target!r} is not a URL ({exc}); give an http(s), ldap(s) or "
+                             "postgresql URL, or lab:NAME") from None
 
 
 def users_of(dest: str) -> list[Kind]:

@@ -12,10 +12,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from .. import embedded_lab
 from ..accounts import ORDERS, Account, AccountPicker, AccountsError, from_csv, from_template
 from ..errors import AuthbenchError
 from ..journeys.settings import LOGIN_FORMS
 from ..journeys.success import SuccessRule
+from ..targets_lock import lab_key, url_key
 from .base import AccountOptions
 
 PASSWORD_ENV = "AUTHBENCH_PASSWORD"  # where a single account's password comes from by default
@@ -80,7 +82,10 @@ def add_connection_options(group: Any) -> None:
 
 
 def check_url(url: str, what: str) -> None:
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:
+        raise AuthbenchError(f"{what} {url!r} is not a URL ({exc})") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise AuthbenchError(f"{what} {url!r} is not an http(s) URL")
     check_url_port(url, what)
@@ -153,3 +158,11 @@ def success_rule(expect: str | None, expect_regex: str | None, expect_status: in
         return SuccessRule(expect or "", expect_regex or "", expect_status)
     except ValueError as exc:
         raise AuthbenchError(str(exc)) from None
+
+
+def load_key(url: str, lab_dir: str, on_lab: bool) -> str:
+    """targets_lock's key: the lab as a whole for a lab target or a URL the running lab serves (its clusters share
+    the machine's cores), else the target's origin."""
+    if on_lab or (lab_dir and embedded_lab.serves(lab_dir, url)):
+        return lab_key(lab_dir)
+    return url_key(url)

@@ -181,10 +181,14 @@ def parse_slo(text: str) -> SLO:
         if metric == "errors":
             if unit != "%":
                 raise PlanError(f"SLO term {item.strip()!r}: give the error limit in % (e.g. errors<1%)")
+            if not 0 < limit <= 100:  # errors<0% can never pass, errors<150% can never fail
+                raise PlanError(f"SLO term {item.strip()!r}: the error limit must be more than 0% and at most 100%")
             terms.append(SLOTerm(metric, limit))
             continue
         if unit == "%":
             raise PlanError(f"SLO term {item.strip()!r}: give a latency in ms or s (e.g. {metric}<500ms)")
+        if limit <= 0:
+            raise PlanError(f"SLO term {item.strip()!r}: a latency limit of 0 can never pass; give more than 0")
         percentile = SLO_ALIASES.get(metric) if metric in SLO_ALIASES else (
             float(metric[1:]) if metric.startswith("p") else None)
         if percentile is not None and not 0 < percentile <= 100:

@@ -15,9 +15,8 @@ from urllib.parse import urlsplit
 
 from ... import embedded_lab
 from ...errors import AuthbenchError
-from ...targets_lock import lab_key, url_key
 from ..base import Capabilities, CommonOptions, Journey, Kind
-from ..common import LoginOptions, accounts, check_url, success_rule, tls_verify
+from ..common import LoginOptions, accounts, check_url, load_key, success_rule, tls_verify
 
 
 @dataclass(frozen=True)
@@ -65,7 +64,7 @@ def prepare(common: CommonOptions, options: Options) -> Journey:
               "login_form": settings.describe_fields(), "reuse_session": options.reuse_session,
               "new_connection": options.new_connection, "success_rule": rule.describe()}
     on_lab = backend is not None
-    return Journey(user_class, settings, record, target, lab_key(common.lab_dir) if on_lab else url_key(target),
+    return Journey(user_class, settings, record, target, load_key(target, common.lab_dir, on_lab),
                    lambda: try_one_journey(user_class, settings, target), lab_dir=common.lab_dir if on_lab else "",
                    backend=backend, summary_line=f"target {target}: one {user_class.__name__} journey ok")
 

@@ -13,9 +13,8 @@ from urllib.parse import urlsplit
 
 from ... import embedded_lab
 from ...errors import AuthbenchError
-from ...targets_lock import lab_key, url_key
 from ..base import Capabilities, CommonOptions, Journey, Kind
-from ..common import accounts, check_url_port
+from ..common import accounts, check_url_port, load_key
 from ..preflight import OneJourneyCheck
 
 SCHEMES = ("ldap://", "ldaps://")
@@ -84,7 +83,7 @@ def prepare(common: CommonOptions, options: Options) -> Journey:
     record = {"target": url, "journey": "ldap-bind", "ldap": settings.describe(), "timeout_s": common.timeout,
               "accounts": account_source}
     described = settings.describe()["mode"]
-    return Journey(LDAPUser, settings, record, url, lab_key(common.lab_dir) if on_lab else url_key(url),
+    return Journey(LDAPUser, settings, record, url, load_key(url, common.lab_dir, on_lab),
                    lambda: _check(preflight, settings, url), lab_dir=common.lab_dir if on_lab else "",
                    churn_port=endpoint.port if options.new_connection else None,
                    summary_line=f"target {url}: test {described} ok")

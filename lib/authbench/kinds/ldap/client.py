@@ -13,6 +13,8 @@ StartTLS, each a short call on loopback, once per connection.
 from __future__ import annotations
 
 import contextlib
+import socket
+import ssl
 from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -51,6 +53,25 @@ class Endpoint:
     @property
     def port(self) -> int:
         return urlsplit(self.url).port or (636 if self.url.startswith("ldaps") else 389)
+
+
+def tls_cause(endpoint: Endpoint) -> str | None:
+    """Why an ldaps:// server refuses our TLS, read by a handshake of Python's own: libldap reports only "can't
+    contact" (e.g. an untrusted certificate). None when the handshake succeeds or the endpoint is not ldaps."""
+    if not endpoint.url.startswith("ldaps"):
+        return None
+    parts = urlsplit(endpoint.url)
+    context = ssl.create_default_context(cafile=endpoint.ca_file)
+    if not endpoint.verify:
+        context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+    try:
+        with socket.create_connection((parts.hostname, endpoint.port), timeout=endpoint.timeout) as raw, \
+                context.wrap_socket(raw, server_hostname=parts.hostname):
+            return None
+    except ssl.SSLCertVerificationError as exc:
+        return f"TLS: {exc.verify_message}"
+    except (ssl.SSLError, OSError) as exc:
+        return f"TLS: {getattr(exc, 'reason', None) or exc}"
 
 
 def reason_of(exc: ldap.LDAPError) -> LdapFailure:

@@ -10,9 +10,8 @@ from typing import Any
 
 from ... import embedded_lab
 from ...errors import AuthbenchError
-from ...targets_lock import lab_key, url_key
 from ..base import Capabilities, CommonOptions, Journey, Kind, NoOptions
-from ..common import accounts
+from ..common import accounts, load_key
 from ..preflight import OneJourneyCheck
 
 SCHEMES = ("postgresql://", "postgres://")
@@ -43,7 +42,7 @@ def prepare(common: CommonOptions, options: Any) -> Journey:
     url = endpoint.url
     record = {"target": url, "journey": "database-login", "database": settings.describe(),
               "timeout_s": common.timeout, "accounts": account_source}
-    return Journey(PostgresUser, settings, record, url, lab_key(common.lab_dir) if on_lab else url_key(url),
+    return Journey(PostgresUser, settings, record, url, load_key(url, common.lab_dir, on_lab),
                    lambda: OneJourneyCheck(url, preflight(settings)), lab_dir=common.lab_dir if on_lab else "",
                    sampled=LAB_SAMPLED if on_lab else (), churn_port=endpoint.port,
                    summary_line=f"target {url}: login ok")

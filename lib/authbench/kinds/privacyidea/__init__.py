@@ -14,9 +14,8 @@ from urllib.parse import urlsplit
 
 from ... import embedded_lab
 from ...errors import AuthbenchError
-from ...targets_lock import lab_key, url_key
 from ..base import Capabilities, CommonOptions, Journey, Kind
-from ..common import accounts, tls_verify
+from ..common import accounts, load_key, tls_verify
 from ..preflight import OneJourneyCheck
 
 LAB_TARGET = "lab:privacyidea"
@@ -76,7 +75,7 @@ def prepare(common: CommonOptions, options: Options) -> Journey:
     record = {"target": settings.url, "journey": "privacyidea-validate", "privacyidea": settings.describe(),
               "timeout_s": common.timeout, "accounts": account_source}
     return Journey(PrivacyIdeaUser, settings, record, settings.url,
-                   lab_key(common.lab_dir) if on_lab else url_key(settings.url),
+                   load_key(settings.url, common.lab_dir, on_lab),
                    lambda: OneJourneyCheck(settings.url, preflight(settings)), lab_dir=common.lab_dir if on_lab else "",
                    sampled=LAB_SAMPLED if on_lab else (),
                    summary_line=f"target {settings.url}{CHECK_SUFFIX}: {settings.token_type} check ok")

@@ -11,9 +11,8 @@ from typing import Any
 
 from ... import embedded_lab
 from ...errors import AuthbenchError
-from ...targets_lock import lab_key, url_key
 from ..base import Capabilities, CommonOptions, Journey, Kind
-from ..common import LoginOptions, accounts, check_url, success_rule, tls_verify
+from ..common import LoginOptions, accounts, check_url, load_key, success_rule, tls_verify
 
 
 @dataclass(frozen=True)
@@ -71,7 +70,7 @@ def prepare(common: CommonOptions, options: Options) -> Journey:
               "success_rule": rule.describe()}
     on_lab = backend is not None
     return Journey(SAMLUser, settings, record, target,
-                   lab_key(common.lab_dir) if on_lab else url_key(target), lambda: preflight(settings),
+                   load_key(target, common.lab_dir, on_lab), lambda: preflight(settings),
                    lab_dir=common.lab_dir if on_lab else "", backend=backend,
                    churn_port=_port(target) if options.new_connection else None)
 
