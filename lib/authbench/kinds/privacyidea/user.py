@@ -21,7 +21,6 @@ from ...user import JourneyOutcome, JourneyUser
 from .codes import hotp, totp
 from .counters import CounterStore
 
-TOKEN_TYPES = ("hotp", "totp", "spass")
 CHECK_PATH = "/validate/check"
 CONNECT_ERROR = "connect error"
 TIMEOUT = "timeout"
