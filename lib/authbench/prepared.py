@@ -136,6 +136,7 @@ def _lab_sampler(journey: Journey, run_dir: Path) -> Iterator[Any]:
     """The resource sampler of a lab journey's `sampled` servers, started; None when there are none."""
     from . import embedded_lab
     from .cluster.resources import GENERATOR, RESOURCES_FILE, ResourceSampler, lab_components, lab_pids
+    from .results.writes import ResultsWriteError, WriteFailure
 
     if not journey.sampled or not journey.lab_dir:
         yield None
@@ -143,7 +144,11 @@ def _lab_sampler(journey: Journey, run_dir: Path) -> Iterator[Any]:
     state = embedded_lab.state(journey.lab_dir) or {}
     shared = lab_components(state, "")  # the lab's servers outside its clusters, and the generator
     components = {name: pid for name, pid in shared.items() if name in (*journey.sampled, GENERATOR)}
-    sampler = ResourceSampler(components, run_dir / RESOURCES_FILE, not_generator=lab_pids(state)).start()
+    try:
+        sampler = ResourceSampler(components, run_dir / RESOURCES_FILE, not_generator=lab_pids(state)).start()
+    except OSError as exc:
+        raise ResultsWriteError(WriteFailure(run_dir / RESOURCES_FILE, exc).describe() + "; nothing was measured"
+                                ) from None
     try:
         yield sampler
     finally:

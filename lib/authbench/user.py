@@ -50,6 +50,7 @@ class RunContext:
     failures: FailureBudget = field(default_factory=FailureBudget)  # examples still wanted, per reason
     metrics: Any = None  # metrics.Metrics once /metrics is installed
     level: Any = None  # openmodel.driver.LevelOutcome of the arrival-rate level running (or last run)
+    writes: Any = None  # results.writes.WriteGuard of the run in progress: its writers report refused writes
 
 
 class JourneyUser(User):
