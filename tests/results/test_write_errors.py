@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import csv
 import errno
-import os
+import subprocess
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -13,7 +13,7 @@ import gevent
 import pytest
 
 from authbench.cluster.resources import COLUMNS as RESOURCE_COLUMNS
-from authbench.cluster.resources import GENERATOR, ResourceSampler
+from authbench.cluster.resources import ResourceSampler
 from authbench.events import RunEvents
 from authbench.patterns import Pattern
 from authbench.results.failures import Evidence, FailureKeeper
@@ -109,17 +109,22 @@ def test_failure_evidence_that_does_not_fit_is_not_listed(small_tmpfs):
 def test_resources_csv_keeps_whole_rows_and_the_run_greenlet_hears_of_it(small_tmpfs):
     folder = small_tmpfs("8k")
     guard = WriteGuard()
-    sampler = ResourceSampler({GENERATOR: os.getpid()}, folder / "resources.csv")
-    sampler.listen(SimpleNamespace(events=RunEvents(), writes=guard))
-    sampler.cell_start(Pattern(1, 1), 1, warmup_s=0)
-    fill(folder)
-    with pytest.raises(WriteCut):  # taken in the run's greenlet (cell_start, measuring): raised there at once
-        for _ in range(MAX_ROWS):
-            sampler.take()
-    assert guard.failure is not None and guard.failure.path == folder / "resources.csv"
-    rows = whole_rows(folder / "resources.csv", len(RESOURCE_COLUMNS))
-    assert rows[0] == list(RESOURCE_COLUMNS)
-    sampler.take()  # after the error: no more rows, no error
-    assert whole_rows(folder / "resources.csv", len(RESOURCE_COLUMNS)) == rows
-    assert sampler.cell_summary()["components"]  # the readings still summarise the cell
-    sampler.stop()
+    idle = subprocess.Popen(["sleep", "60"])  # a process without children: cheap to read
+    try:
+        sampler = ResourceSampler({"idle": idle.pid}, folder / "resources.csv")
+        sampler.listen(SimpleNamespace(events=RunEvents(), writes=guard))
+        sampler.cell_start(Pattern(1, 1), 1, warmup_s=0)
+        fill(folder)
+        with pytest.raises(WriteCut):  # taken in the run's greenlet (cell_start, measuring): raised there at once
+            for _ in range(MAX_ROWS):
+                sampler.take()
+        assert guard.failure is not None and guard.failure.path == folder / "resources.csv"
+        rows = whole_rows(folder / "resources.csv", len(RESOURCE_COLUMNS))
+        assert rows[0] == list(RESOURCE_COLUMNS)
+        sampler.take()  # after the error: no more rows, no error
+        assert whole_rows(folder / "resources.csv", len(RESOURCE_COLUMNS)) == rows
+        assert sampler.cell_summary()["components"]  # the readings still summarise the cell
+        sampler.stop()
+    finally:
+        idle.kill()
+        idle.wait()
