@@ -1,6 +1,8 @@
-"""The one lab every test shares: all backends, started once per test session."""
+"""The one lab every test shares: all backends, started once per test session; a small tmpfs on demand."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 # Locust monkey-patches the standard library with gevent when imported; it must come before anything
 # imports ssl (requests, urllib3), as it does in `authbench run` and in Locust itself.
@@ -36,3 +38,29 @@ def lab(tmp_path_factory: pytest.TempPathFactory):
         yield config
     finally:
         lab_api.down(config.run_dir)  # also after a failed up: stops whatever did start
+
+
+@pytest.fixture
+def small_tmpfs(tmp_path: Path):
+    """`mount(size)`: a tmpfs of `size` (e.g. "32k") on a fresh folder, the way a full disk is met; unmounted
+    after the test. Skipped when not root or when the mount is refused (a container without the right)."""
+    import os
+    import subprocess
+
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+    mounted = []
+
+    def mount(size: str) -> Path:
+        point = tmp_path / f"tmpfs-{len(mounted)}"
+        point.mkdir()
+        done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(point)],
+                              capture_output=True, text=True, timeout=30)
+        if done.returncode != 0:
+            pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip() or done.returncode}")
+        mounted.append(point)
+        return point
+
+    yield mount
+    for point in mounted:
+        subprocess.run(["umount", "--lazy", str(point)], capture_output=True, timeout=30)

@@ -27,6 +27,7 @@ from .results.provenance import machine, versions
 from .results.recorder import SAMPLES_FILE, SUMMARY_FILE, Recorder, keep_cells, results_dir
 from .results.summary import Summary, averages_by_pattern, summarize
 from .results.table import CUT_SHORT_LABEL, format_runs, run_label
+from .results.writes import ResultsWriteError, WriteCut, WriteGuard
 from .runner import CellResult, create_environment
 from .signals import Interrupted, StoppedByUser, note, stop_record
 from .user import JourneyUser, RunContext
@@ -92,7 +93,6 @@ def execute(
                  for c in document["cells"]]
     cells: list[CellResult] = []
     current: dict[str, Any] = {}  # the cell running now, for the record of an interruption
-    keeper = FailureKeeper(run_dir, keep_failures)
 
     def failures() -> dict[str, Any]:
         totals: dict[str, int] = {}
@@ -101,10 +101,16 @@ def execute(
                 totals[reason] = totals.get(reason, 0) + count
         return failures_section(totals, keeper.examples)
 
-    with Recorder(run_dir, target=str(config.get("target", ""))) as recorder:
+    guard = WriteGuard()  # a refused write anywhere ends the run here (results.writes)
+    keeper = FailureKeeper(run_dir, keep_failures, guard)
+    recorder: Recorder | None = None
+    own = environment is None
+    try:
+        recorder = Recorder(run_dir, target=str(config.get("target", "")), guard=guard)
         recorder.write_summary(document)
 
         def cell_done(cell: CellResult) -> None:
+            guard.check()  # a row of this cell was not written: it is cut, not done
             summary = summarize(cell.samples)
             label = run_label(cell.pattern.label, cell.repetition) + ("" if cell.complete else CUT_SHORT_LABEL) \
                 + (" (degraded)" if cell.degraded else "") + open_report.label_suffix(cell)
@@ -122,11 +128,11 @@ def execute(
             say(f"{label}: {summary.tests} tests, {summary.errors} errors, {_tps(summary)} TPS, "
                 f"mean {_ms(summary.mean_ms)} ms{_remark(cell)}")
 
-        own = environment is None
         if environment is None:
             environment = create_environment(user_class, settings)
             environment.create_local_runner()
         environment.authbench.failures = FailureBudget(keep_failures)
+        environment.authbench.writes = guard
         events = environment.authbench.events
 
         def cell_start(pattern: Any, repetition: int, **_: Any) -> None:
@@ -140,13 +146,19 @@ def execute(
             listen(environment.authbench)
         server = metrics.serve(environment, metrics_port, metrics_host) if metrics_port is not None else None
         try:
+            guard.arm()
             extra = run_any(environment, plan, cell_time_limit=cell_time_limit)
+            guard.check()  # one the hub had not delivered yet
             document.update(extra)
         except (Interrupted, StoppedByUser) as exc:
+            guard.disarm()
             _record_interruption(document, current, cells, exc, run_dir)
-            recorder.write_summary(document)
+            lost = recorder.write_last_summary(document)
+            if lost is not None:
+                note(exc, f"{SUMMARY_FILE} could not record it: {lost.strerror or lost}")
             raise
         finally:
+            guard.disarm()
             events.sample.remove_listener(recorder.record)  # a caller's environment may run again
             events.cell_start.remove_listener(cell_start)
             events.cell_stop.remove_listener(cell_done)
@@ -156,9 +168,20 @@ def execute(
                 server.server_close()
             if own:
                 environment.runner.quit()
+        guard.check()  # a straggler's row lost while the runner stopped
         document["finished"] = time.time()
         document["failures"] = failures()
         recorder.write_summary(document)
+    except WriteCut:
+        guard.disarm()
+        if not own and environment is not None:
+            environment.runner.stop()  # a caller's runner (a master, the web UI's): its load ends now too
+        document["failures"] = failures()
+        raise ResultsWriteError(_record_write_cut(document, current, cells, guard, recorder)) from None
+    finally:
+        guard.close()
+        if recorder is not None:
+            recorder.close()
     return RunReport(run_dir, cells, summaries, document["failures"], extra)
 
 
@@ -174,6 +197,28 @@ def _record_interruption(document: dict[str, Any], current: dict[str, Any], cell
     note(exc, f"{done}, {len(cells)} cell(s) finished in this run; results in {run_dir}")
 
 
+def _record_write_cut(document: dict[str, Any], current: dict[str, Any], cells: list[CellResult], guard: WriteGuard,
+                      recorder: Recorder | None) -> str:
+    """Mark the cell a refused write cut (its written rows stay in samples.csv, it gets no summary entry) and
+    say it in one line: the folder, the error, what was kept."""
+    failure = guard.taken()
+    assert failure is not None
+    cell = None
+    if current and not any((c.pattern.label, c.repetition) == (current["pattern"], current["repetition"])
+                           for c in cells):
+        cell = dict(current)
+    written, unwritten = (recorder.count, recorder.unwritten) if recorder is not None else (0, 0)
+    document["write_error"] = {**failure.record(), "at": time.time(), "cell": cell, "rows_written": written,
+                               "rows_not_written": unwritten}
+    where = (f"cell {run_label(cell['pattern'], cell['repetition'])} cut by a write error" if cell
+             else f"{len(cells)} cell(s) finished" if cells else "before any journey")
+    kept = f"{written} row(s) kept in {SAMPLES_FILE}" + (f", {unwritten} not written" if unwritten else "")
+    lost = recorder.write_last_summary(document) if recorder is not None else None
+    record = (f"; {SUMMARY_FILE} could not record it: {lost.strerror or lost}" if lost
+              else f"; {SUMMARY_FILE} says so")
+    return f"{failure.describe()}; the run stopped: {where}, {kept}{record}"
+
+
 def _resumed(run_dir: Path) -> dict[str, Any] | None:
     """The summary.json of a run folder to continue, or None for a fresh one."""
     try:
@@ -182,6 +227,7 @@ def _resumed(run_dir: Path) -> dict[str, Any] | None:
         return None
     document["finished"] = None
     document.pop("interrupted", None)  # the cell it names runs again now
+    document.pop("write_error", None)
     return document
 
 

@@ -82,6 +82,16 @@ class PhaseController:
         counts[self.phase] += 1
         return ticket
 
+    def has_ticket(self, user: int) -> bool:
+        """Whether the user's next `ticket` gives it a journey: False once it has done its share, so it stops at
+        once instead of waiting out a pace after its last journey."""
+        counts = self._counts.get(user)
+        if counts is None:
+            return False
+        if self.phase == WARMUP:
+            return True  # measured tickets follow the warm-up
+        return counts[MEASURED] < self.pattern.runs
+
     def record(self, sample: Sample) -> None:
         self.samples.append(sample)
 

@@ -137,6 +137,7 @@ def _lab_sampler(journey: Journey, run_dir: Path) -> Iterator[Any]:
     target outside the lab."""
     from . import embedded_lab
     from .cluster.resources import GENERATOR, RESOURCES_FILE, ResourceSampler, lab_components, lab_pids
+    from .results.writes import ResultsWriteError, WriteFailure
 
     if not (journey.sampled or journey.backend) or not journey.lab_dir:
         yield None
@@ -147,7 +148,11 @@ def _lab_sampler(journey: Journey, run_dir: Path) -> Iterator[Any]:
     else:  # the lab's servers outside its clusters that the journey uses, and the generator
         shared = lab_components(state, "")
         components = {name: pid for name, pid in shared.items() if name in (*journey.sampled, GENERATOR)}
-    sampler = ResourceSampler(components, run_dir / RESOURCES_FILE, not_generator=lab_pids(state)).start()
+    try:
+        sampler = ResourceSampler(components, run_dir / RESOURCES_FILE, not_generator=lab_pids(state)).start()
+    except OSError as exc:
+        raise ResultsWriteError(WriteFailure(run_dir / RESOURCES_FILE, exc).describe() + "; nothing was measured"
+                                ) from None
     try:
         yield sampler
     finally:

@@ -50,6 +50,7 @@ class RunContext:
     failures: FailureBudget = field(default_factory=FailureBudget)  # examples still wanted, per reason
     metrics: Any = None  # metrics.Metrics once /metrics is installed
     level: Any = None  # openmodel.driver.LevelOutcome of the arrival-rate level running (or last run)
+    writes: Any = None  # results.writes.WriteGuard of the run in progress: its writers report refused writes
 
 
 class JourneyUser(User):
@@ -70,7 +71,12 @@ class JourneyUser(User):
         starts `pace` seconds after this one started (at once when it took longer), so a fault run measures
         time, not journeys."""
         pace = getattr(self.run_context.settings, "pace", 0.0)
-        return max(0.0, pace - (time.monotonic() - self.began)) if pace else 0.0
+        if not pace:
+            return 0.0
+        controller = self.run_context.controller
+        if controller is not None and not controller.has_ticket(self.index):
+            return 0.0  # its last journey is done: it stops now, and its cell ends with its journeys
+        return max(0.0, pace - (time.monotonic() - self.began))
 
     @property
     def settings(self) -> Any:

@@ -46,6 +46,8 @@ TABLE = [
     ([*RUN, "--cell-time-limit", "0"], 2, "--cell-time-limit must be more than 0"),
     ([*RUN, "--warmup", "2m", "--cell-time-limit", "1m"], 2, "warm-up 120 s is longer than the cell time limit"),
     ([*COMPARE, "--cell-time-limit", "0"], 2, "--cell-time-limit must be more than 0"),
+    ([*RUN, "--pace", "168h"], 2, "--pace 168h: 604800 s is longer than the cell time limit 3600 s"),
+    ([*COMPARE, "--pace", "2m", "--cell-time-limit", "1m"], 2, "--pace 2m: 120 s is longer than the cell time"),
     # -- ports, before any request
     (["run", "--target", "https://127.0.0.1:99999/secure/", "--account", "u"], 2, "its port is not 1..65535"),
     (["run", "--target", "https://127.0.0.1:-1/secure/", "--account", "u"], 2, "its port is not 1..65535"),

@@ -24,6 +24,7 @@ from authbench.results.recorder import (
     results_dir,
 )
 from authbench.results.sample import ERROR, MEASURED, OK, WARMUP, Sample
+from authbench.results.writes import RESERVE_FILE
 
 KILL_AFTER_S = 0.3
 CHILD_MAX_ROWS = 100_000
@@ -173,9 +174,11 @@ def test_summary_is_replaced_atomically(tmp_path: Path) -> None:
     with pytest.raises(TypeError):
         recorder.write_summary({"runs": object()})  # fails half way through serialising
     assert json.loads((tmp_path / SUMMARY_FILE).read_text()) == {"runs": [1, 2]}
-    assert sorted(p.name for p in tmp_path.iterdir()) == [SAMPLES_FILE, SUMMARY_FILE]  # no temp files left
+    # no temp files left; the reserve (results.writes) holds room for the last summary.json until the run ends
+    assert sorted(p.name for p in tmp_path.iterdir()) == [RESERVE_FILE, SAMPLES_FILE, SUMMARY_FILE]
     assert (tmp_path / SUMMARY_FILE).stat().st_mode & 0o777 == 0o644
     recorder.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [SAMPLES_FILE, SUMMARY_FILE]
 
 
 def test_results_dir_default_ids_sort_by_time(tmp_path: Path) -> None:

@@ -110,6 +110,7 @@ def _compare(args: argparse.Namespace) -> int:
         raise AuthbenchError(str(exc)) from None
     if timeout <= 0:
         raise AuthbenchError("--timeout must be more than 0")
+    fault_options.pace(args, cell_limit)  # refused now, not after a lab came up
     check_port(args.base_port, "--base-port")
     if not campaign:
         _check_campaign_id(args)
@@ -296,7 +297,7 @@ def _target_run(args, target, plan, lab_config, verify, timeout, cell_limit, pro
     common = CommonOptions(
         target=embedded_lab.PREFIX + target.name if lab_config is not None else target.url,
         accounts=account_options(args), ca_bundle=args.ca_bundle, insecure=args.insecure, timeout=timeout,
-        lab_dir=lab_dir, pace=fault_options.pace(args))
+        lab_dir=lab_dir, pace=fault_options.pace(args, cell_limit))
     options = kinds.saml.Options(reuse_session=bool(args.fault), expect=args.expect, expect_regex=args.expect_regex,
                                  expect_status=args.expect_status)
     settings = RunSettings(existing=RESUME, cell_time_limit=cell_limit, keep_failures=args.keep_failures)

@@ -23,7 +23,9 @@ def add_pace_option(group: argparse._ArgumentGroup) -> None:
                        f"measures time, not journeys (default: back to back; {DEFAULT_FAULT_PACE:g}s with --fault)")
 
 
-def pace(args: argparse.Namespace) -> float:
+def pace(args: argparse.Namespace, cell_limit: float | None = None) -> float:
+    """--pace in seconds; refused (exit 2) when it is longer than `cell_limit`, the cell time limit: a user would
+    wait past the end of its cell, so the run would hang until the limit cut it."""
     from ..patterns import PlanError, parse_duration
 
     if args.pace is None:
@@ -32,4 +34,8 @@ def pace(args: argparse.Namespace) -> float:
         value = parse_duration(args.pace)
     except PlanError as exc:
         raise AuthbenchError(f"--pace: {exc}") from None
+    if cell_limit is not None and value > cell_limit:
+        raise AuthbenchError(f"--pace {args.pace.strip()}: {value:g} s is longer than the cell time limit "
+                             f"{cell_limit:g} s, so a user would still be waiting when its cell is cut; shorten "
+                             "--pace or raise --cell-time-limit")
     return value

@@ -138,7 +138,7 @@ def prepare(args: argparse.Namespace) -> Any:
         plan = openmodel.level_plan(args, plan.warmup, plan.repeat)
     common = CommonOptions(
         target=args.target, timeout=timeout, ca_bundle=args.ca_bundle, insecure=args.insecure, lab_dir=args.lab_dir,
-        pace=fault_options.pace(args),
+        pace=fault_options.pace(args, cell_limit),
         accounts=AccountOptions(args.account, args.password_file, args.accounts_csv, args.accounts_template,
                                 args.password_rule, args.order, args.seed))
     settings = RunSettings(

@@ -14,6 +14,7 @@ with the servers under test that is the machine's limit showing, not the generat
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import os
 import threading
@@ -112,6 +113,7 @@ class ResourceSampler:
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
     _events: Any = None  # the run followed (listen), until stop
+    _guard: Any = None  # the run's results.writes.WriteGuard: a refused write stops the run
 
     def __post_init__(self) -> None:
         new = not self.csv_path.exists() or self.csv_path.stat().st_size == 0
@@ -120,12 +122,14 @@ class ResourceSampler:
         if new:
             self._writer.writerow(COLUMNS)
             self._file.flush()
+        self._written = self._file.tell()  # bytes of whole rows: a refused write is cut back to it
 
     # -- the run's events (authbench.events) --------------------------------------------------------
 
     def listen(self, context: Any) -> None:
         """Follow a run: `context` is its RunContext (`environment.authbench`) until `stop`."""
         self._events = context.events
+        self._guard = getattr(context, "writes", None)
         for event, listener in self._listeners():
             event.add_listener(listener)
 
@@ -176,6 +180,7 @@ class ResourceSampler:
     def take(self) -> None:
         """One reading of every component; the first sight of a process only sets its baseline."""
         now = time.time()
+        rows = []
         with self._lock:
             if self._file.closed:
                 return
@@ -201,9 +206,25 @@ class ResourceSampler:
                 waiting = self._waiting(per_process) if name == GENERATOR else {}
                 self._readings.append(Reading(now, self.phase, name, cpu_pct, cpu_s, rss, per_process, waiting,
                                               seconds))
-                self._writer.writerow((f"{now:.3f}", self.pattern, self.repetition, self.phase, name, root,
-                                       f"{cpu_pct:.1f}", rss))
-            self._file.flush()
+                rows.append((f"{now:.3f}", self.pattern, self.repetition, self.phase, name, root, f"{cpu_pct:.1f}",
+                             rss))
+            try:
+                self._writer.writerows(rows)
+                self._file.flush()
+                self._written = self._file.tell()
+                return
+            except OSError as exc:
+                failure = exc
+                self._give_up()
+        if self._guard is not None:
+            self._guard.failed(self.csv_path, failure)  # may raise results.writes.WriteCut: the lock is free
+
+    def _give_up(self) -> None:
+        """After a refused write: no more rows, and none half-written (the readings stay, for the summary)."""
+        with contextlib.suppress(OSError):
+            self._file.close()  # its flush fails again: the buffer goes
+        with contextlib.suppress(OSError):
+            os.truncate(self.csv_path, self._written)
 
     def _waiting(self, pids: dict[int, float]) -> dict[int, float]:
         now, waiting = time.time(), {}

@@ -9,7 +9,7 @@ from __future__ import annotations
 from authbench.results.summary import SAMPLES_FOR_PERCENTILE
 from authbench.results.table import TPS_DECIMALS, run_label
 
-from .load import CUT_SHORT, INCOMPLETE, STOPPED, Results, threads_of
+from .load import CUT_SHORT, INCOMPLETE, STOPPED, WRITE_CUT, Results, threads_of
 
 TIE_PCT = 5.0  # backends whose TPS differ by less than this (% of the lower) are called level
 CPU_SAMPLES_MIN = 5  # a CPU mean over fewer one-second readings than this is a rough figure
@@ -32,14 +32,22 @@ def caveats(results: Results) -> list[str]:
     """Where a figure is weak: errors, a saturated generator, few samples, incomplete cells, no CPU data."""
     out = []
     cells = results.cells
-    if results.finished is None:
+    cut = {backend: run.document["write_error"] for backend, run in results.runs.items()
+           if isinstance(run.document.get("write_error"), dict)}
+    for backend, record in cut.items():
+        where = "The run" if results.kind == "run" else f"The run of {backend}"
+        out.append(f"{where} was cut by a write error: its results folder refused a write to "
+                   f"{record.get('file', '?')} ({record.get('error', '?')}), so it stopped there; every row it could "
+                   f"write is kept ({int(record.get('rows_not_written') or 0)} journey(s) from then on not written).")
+    if results.finished is None and not (cut and results.kind == "run"):
         out.append(f"The {results.kind} has no finish time: it was interrupted or is still running.")
     if not cells:
         out.append("No cell has been measured yet: there are no figures.")
     for cell in cells:
         where = f"{cell.backend} {run_label(cell.pattern, cell.repetition)}"
-        if cell.status in (INCOMPLETE, STOPPED):
-            why = "was stopped by the user" if cell.status == STOPPED else "is incomplete: the run stopped during it"
+        if cell.status in (INCOMPLETE, STOPPED, WRITE_CUT):
+            why = {STOPPED: "was stopped by the user", WRITE_CUT: "was cut by a write error (the results folder "
+                   "refused a write during it)"}.get(cell.status, "is incomplete: the run stopped during it")
             out.append(f"{where} {why}; figures from its {int(cell.summary.tests)} measured samples, "
                        "left out of averages.")
         elif cell.status == CUT_SHORT:

@@ -20,6 +20,7 @@ from authbench.results.summary import Summary, average, split_runs, summarize
 from ..errors import AuthbenchError
 
 DONE, CUT_SHORT, INCOMPLETE, STOPPED = "done", "cut short", "incomplete", "stopped by the user"
+WRITE_CUT = "cut by a write error"  # the results folder refused a write (a full disk): the run stopped in it
 
 
 class ReportError(AuthbenchError):
@@ -34,7 +35,7 @@ class Cell:
     pattern: str
     repetition: int
     summary: Summary
-    status: str = DONE  # DONE, CUT_SHORT (time limit), INCOMPLETE (killed during it) or STOPPED (by a person)
+    status: str = DONE  # DONE, CUT_SHORT (time limit), INCOMPLETE (killed during it), STOPPED (by a person), WRITE_CUT
     resources: dict[str, Any] | None = None
     degraded: dict[str, Any] | None = None  # a lost worker's users and journeys (distributed runs)
     open: dict[str, Any] | None = None  # an open-model level's rates, starts and two latencies (openmodel)
@@ -179,11 +180,12 @@ def _run(folder: Path, backend: str) -> Run:
         cells.append(Cell(backend, key[0], key[1], summary, status, entry.get("resources"), entry.get("degraded"),
                           entry.get("open")))
     ended = doc.get("interrupted") or {}
+    status = WRITE_CUT if doc.get("write_error") else STOPPED if ended.get("by_user") else INCOMPLETE
     for (pattern, repetition), group in split_runs(samples).items():
         if (pattern, repetition) not in listed:  # the run ended during this cell: its figures come from its samples
             summary = summarize(group)
             summary.pattern, summary.repetition = pattern, repetition
-            cells.append(Cell(backend, pattern, repetition, summary, STOPPED if ended.get("by_user") else INCOMPLETE))
+            cells.append(Cell(backend, pattern, repetition, summary, status))
     return Run(backend, folder, doc, cells, samples)
 
 

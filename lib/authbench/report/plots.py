@@ -50,8 +50,8 @@ def all_plots(results: Results) -> list[Plot]:
     colors = {b: COLORS[i % len(COLORS)] for i, b in enumerate(results.runs)}
     plots = [
         Plot("tps", "TPS against threads",
-             "Average TPS per pattern (line) and each repetition (dots; hollow: cut short, incomplete or stopped, "
-             "left out of the average; triangle: degraded, a worker was lost).",
+             "Average TPS per pattern (line) and each repetition (dots; hollow: cut short, incomplete, stopped or cut "
+             "by a write error, left out of the average; triangle: degraded, a worker was lost).",
              _png(_tps(results, colors))),
         Plot("latency", "Mean and p99 response time against threads",
              "Averages over repetitions, successful journeys only.", _png(_latency(results, colors))),

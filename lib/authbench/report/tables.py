@@ -21,7 +21,7 @@ from authbench.results.table import (
 )
 
 from .findings import design_expects, tps_range
-from .load import INCOMPLETE, STOPPED, Cell, Results, Run
+from .load import INCOMPLETE, STOPPED, WRITE_CUT, Cell, Results, Run
 
 PASS_MARK, FAIL_MARK = "○", "×"  # the 2012 report's marks
 DEGRADED_MARK = " (degraded)"  # after an average with a degraded repetition
@@ -66,6 +66,10 @@ def run_tables(results: Results) -> list[Table]:
         if any(c.status == INCOMPLETE for c in run.cells):
             notes.insert(0, "Incomplete: the run was stopped during this cell; its figures come from the samples "
                          "it wrote and are left out of the average.")
+        if any(c.status == WRITE_CUT for c in run.cells):
+            notes.insert(0, "Cut by a write error: the results folder refused a write during this cell (a full disk, "
+                         "say), so the run stopped; its figures come from the samples it could write and are left "
+                         "out of the average.")
         if any(c.status == STOPPED for c in run.cells):
             notes.insert(0, "Stopped by the user: someone stopped the run during this cell (the web UI's Stop or "
                          "Locust's STOP button); its figures come from its samples and are left out of the average.")

@@ -9,11 +9,14 @@ Nothing kept holds a secret: trails carry no query strings, pages are redacted (
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+
+from .writes import WriteGuard
 
 FAILURES_DIR = "failures"
 DEFAULT_KEEP = 3  # failing journeys kept per reason (--keep-failures)
@@ -69,11 +72,13 @@ def short_detail(step: str, detail: str) -> str:
 
 
 class FailureKeeper:
-    """Writes the first `keep` pieces of evidence per reason under `run_dir/failures/`."""
+    """Writes the first `keep` pieces of evidence per reason under `run_dir/failures/`; a write the folder
+    refuses goes to `guard` (results.writes: the run stops) and nothing more is written."""
 
-    def __init__(self, run_dir: Path, keep: int = DEFAULT_KEEP) -> None:
+    def __init__(self, run_dir: Path, keep: int = DEFAULT_KEEP, guard: WriteGuard | None = None) -> None:
         self.run_dir = Path(run_dir)
         self.keep = keep
+        self.guard = guard or WriteGuard(detached=True)
         self.examples: dict[str, list[str]] = {}  # reason → paths relative to run_dir
         existing = self.run_dir / FAILURES_DIR
         if existing.is_dir():  # a resumed run keeps what it had
@@ -85,17 +90,27 @@ class FailureKeeper:
     def keep_evidence(self, evidence: Evidence, **_kwargs: Any) -> None:
         """A RunEvents.failure listener."""
         kept = self.examples.setdefault(evidence.reason, [])
-        if len(kept) >= self.keep:
+        if len(kept) >= self.keep or self.guard.failure is not None:
             return
         folder = self.run_dir / FAILURES_DIR
-        folder.mkdir(exist_ok=True)
         stem = example_name(evidence.reason, len(kept) + 1).removesuffix(".txt")
         lines = [f"reason: {evidence.reason}", f"detail: {evidence.detail}", f"account: {evidence.account}", "",
                  "trail:", *evidence.trail]
-        if evidence.page_html:
-            (folder / f"{stem}.html").write_text(evidence.page_html, encoding="utf-8")
-            lines += ["", f"last page: {stem}.html ({evidence.page_url}, redacted)"]
-        (folder / f"{stem}.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        path = folder
+        try:
+            folder.mkdir(exist_ok=True)
+            if evidence.page_html:
+                path = folder / f"{stem}.html"
+                path.write_text(evidence.page_html, encoding="utf-8")
+                lines += ["", f"last page: {stem}.html ({evidence.page_url}, redacted)"]
+            path = folder / f"{stem}.txt"
+            path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        except OSError as exc:
+            if path.suffix == ".txt":  # a partial trail would be listed when the run is resumed
+                with contextlib.suppress(OSError):
+                    path.unlink(missing_ok=True)
+            self.guard.failed(path, exc)
+            return
         kept.append(f"{FAILURES_DIR}/{stem}.txt")
 
 

@@ -2,12 +2,15 @@
 
 `samples.csv` gets one flushed row per finished journey (no fsync: the data only has to outlive the
 process, not the machine), `summary.json` is replaced atomically after every pattern × repetition.
-The reader accepts the one kind of damage a `kill -9` can do: a partial last line.
+The reader accepts the one kind of damage a `kill -9` can do: a partial last line. A write the folder
+refuses (a full disk) stops the run instead (results.writes), and leaves no partial row.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import io
 import json
 import os
 import secrets
@@ -20,6 +23,7 @@ from typing import Any
 
 from authbench.names import safe_name
 from authbench.results.sample import Sample
+from authbench.results.writes import SpaceReserve, WriteGuard
 
 SAMPLES_FILE = "samples.csv"
 SUMMARY_FILE = "summary.json"
@@ -52,38 +56,51 @@ _SCAN_BLOCK = 64 * 1024
 
 
 class Recorder:
-    """Appends samples to `<run_dir>/samples.csv`, one flushed row each.
+    """Appends samples to `<run_dir>/samples.csv`, one row per write(2) call, and replaces summary.json.
 
     Safe to share between threads and greenlets (one lock around the write). Opening an existing file
-    appends to it, after cutting off a partial last line a killed writer may have left.
+    appends to it, after cutting off a partial last line a killed writer may have left. A write the folder
+    refuses goes to `guard` (results.writes: the run stops; without one it is only remembered there) and
+    leaves no partial row; later rows are counted in `unwritten`, not written.
     """
 
-    def __init__(self, run_dir: Path, target: str = "") -> None:
+    def __init__(self, run_dir: Path, target: str = "", guard: WriteGuard | None = None) -> None:
         self.run_dir = Path(run_dir)
         self.target = target
-        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.guard = guard or WriteGuard(detached=True)
         self.samples_path = self.run_dir / SAMPLES_FILE
         self.summary_path = self.run_dir / SUMMARY_FILE
-        _drop_partial_last_line(self.samples_path)
-        self._file = self.samples_path.open("a", newline="", encoding="utf-8")
-        self._writer = csv.writer(self._file, lineterminator="\n")
+        self.reserve = SpaceReserve(self.run_dir)
         self._lock = threading.Lock()
         self._iso_second = -1
         self._iso_prefix = ""
+        self._line = io.StringIO()
+        self._writer = csv.writer(self._line, lineterminator="\n")
+        self._fd = -1
         self.count = 0  # rows written by this Recorder (not counting an appended-to file's earlier rows)
-        if self._file.tell() == 0:
-            self._writer.writerow(COLUMNS)
-            self._file.flush()
-        elif upgrade_header(self.samples_path):
-            self._file.close()  # the file was replaced: append to the new one
-            self._file = self.samples_path.open("a", newline="", encoding="utf-8")
-            self._writer = csv.writer(self._file, lineterminator="\n")
+        self.unwritten = 0  # rows that came after a write error
+        try:
+            self.run_dir.mkdir(parents=True, exist_ok=True)
+            _drop_partial_last_line(self.samples_path)
+            if self.samples_path.exists() and self.samples_path.stat().st_size:
+                upgrade_header(self.samples_path)
+            self._fd = os.open(self.samples_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, SUMMARY_MODE)
+            self._size = os.fstat(self._fd).st_size
+        except OSError as exc:
+            self.close()
+            self.guard.failed(Path(exc.filename or self.samples_path), exc)
+            raise
+        if self._size == 0:
+            self._append(COLUMNS)
 
     def record(self, sample: Sample) -> None:
         """Append one row and hand it to the OS before returning, so a killed process loses nothing."""
         start = sample.start
         with self._lock:
-            self._writer.writerow(
+            if self._fd < 0 or self.guard.failure is not None:
+                self.unwritten += 1
+                return
+            if self._append(
                 (
                     f"{start:.6f}",
                     self._iso(start),
@@ -101,18 +118,57 @@ class Recorder:
                     sample.detail,
                     sample.session,
                 )
-            )
-            self._file.flush()
-            self.count += 1
+            ):
+                self.count += 1
+            else:
+                self.unwritten += 1
+
+    def _append(self, row: tuple[Any, ...]) -> bool:
+        """One whole row or none: a short write (a full disk) is cut back, so the file stays valid."""
+        self._line.seek(0)
+        self._line.truncate()
+        self._writer.writerow(row)
+        data = self._line.getvalue().encode("utf-8")
+        try:
+            written = 0
+            while written < len(data):
+                written += os.write(self._fd, data[written:])
+        except OSError as exc:
+            with contextlib.suppress(OSError):  # else the reader drops a partial last line all the same
+                os.ftruncate(self._fd, self._size)
+            self.guard.failed(self.samples_path, exc)
+            return False
+        self._size += written
+        return True
 
     def write_summary(self, data: dict[str, Any]) -> None:
-        """Replace `summary.json` in one step: readers see the old file or the new one, never half of one."""
-        write_json_atomic(self.summary_path, data)
+        """Replace `summary.json` in one step: readers see the old file or the new one, never half of one.
+        The reserve grows with it, so that the last one can still be written on a full disk."""
+        text = _json_text(data)
+        try:
+            write_text_atomic(self.summary_path, text)
+            self.reserve.fit(len(text.encode("utf-8")))
+        except OSError as exc:
+            self.guard.failed(self.summary_path, exc)
+            raise
+
+    def write_last_summary(self, data: dict[str, Any]) -> OSError | None:
+        """The run's last summary.json, after a write error or a signal: the reserve is given up for it; the
+        error, if even that failed."""
+        try:
+            self.reserve.free()
+            write_text_atomic(self.summary_path, _json_text(data))
+        except OSError as exc:
+            return exc
+        return None
 
     def close(self) -> None:
         with self._lock:
-            if not self._file.closed:
-                self._file.close()
+            if self._fd >= 0:
+                os.close(self._fd)
+                self._fd = -1
+        with contextlib.suppress(OSError):  # a folder gone read-only: the reserve stays, as zeros
+            self.reserve.free()
 
     def __enter__(self) -> Recorder:
         return self
@@ -131,12 +187,19 @@ class Recorder:
 
 def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
     """Write JSON next to `path`, fsync it, then rename over `path` (rare call: the fsync is affordable)."""
+    write_text_atomic(path, _json_text(data))
+
+
+def _json_text(data: dict[str, Any]) -> str:
+    return json.dumps(data, indent=2, sort_keys=False, allow_nan=False) + "\n"
+
+
+def write_text_atomic(path: Path, text: str) -> None:
     path = Path(path)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as tmp:
-            json.dump(data, tmp, indent=2, sort_keys=False, allow_nan=False)
-            tmp.write("\n")
+            tmp.write(text)
             tmp.flush()
             os.fsync(tmp.fileno())
         os.chmod(tmp_name, SUMMARY_MODE)  # mkstemp makes it private; a summary is meant to be shared

@@ -86,6 +86,9 @@ class Launcher:
             state, message = STOPPED, (f"stopped by the user {exc.by}; finished repetitions are kept, "
                                        "the cell it cut only in samples.csv, marked stopped")
             raise
+        except AuthbenchError as exc:  # said in one line (a full disk: results.writes), no traceback
+            log.error("web UI run %s: %s", run_dir.name, exc)
+            message = str(exc)
         except Exception as exc:  # a bug or a broken run: said on the page, logged in full
             log.exception("web UI run %s failed", run_dir.name)
             message = f"{type(exc).__name__}: {exc}"

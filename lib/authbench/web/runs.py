@@ -3,7 +3,8 @@
 The results folder is the registry: a folder with a `summary.json` is a run, one with a `campaign.json`
 a campaign, whether `authbench run`, `compare` or this UI wrote it. A run whose `finished` is still null
 is *running* while its samples keep growing (so a CLI run shows up live here), *stopped* when a person
-stopped it (summary.json says so) and *interrupted* once its samples have been still for RUNNING_QUIET_S.
+stopped it (summary.json says so), *write-error* when its folder refused a write, and *interrupted* once its
+samples have been still for RUNNING_QUIET_S.
 Reports are built on demand, and two runs can be compared in one report (the report's "set of runs"
 layout, over links to the two folders).
 """
@@ -22,6 +23,7 @@ from .campaign import read_json
 RUNNING_QUIET_S = 15.0  # an unfinished run whose samples.csv has not changed for this long was interrupted
 MAX_LISTED = 200  # newest first
 RUNNING, DONE, STOPPED, INTERRUPTED = "running", "done", "stopped", "interrupted"
+WRITE_ERROR = "write-error"  # its results folder refused a write (a full disk): it stopped (summary.json's write_error)
 
 
 def list_runs(results: Path, now: float | None = None) -> list[dict[str, Any]]:
@@ -48,6 +50,8 @@ def _run_row(folder: Path, now: float) -> dict[str, Any] | None:
     samples = folder / SAMPLES_FILE
     if document.get("finished"):
         state = DONE
+    elif document.get("write_error"):
+        state = WRITE_ERROR
     elif (document.get("interrupted") or {}).get("by_user"):
         state = STOPPED
     else:
