@@ -45,15 +45,17 @@ def _valid_rows(samples: Path) -> list:
 def test_a_full_disk_stops_the_run_in_one_line_and_keeps_every_row_written(lab, small_tmpfs, tmp_path):
     results = small_tmpfs("32k")
     began = time.monotonic()
-    done = _run(["run", "--target", "lab:stateless", "--pattern", "4x60", "--pace", "0.2s", "--results",
+    # The lab's SP by its URL: the review's run, without the cluster's resources.csv (a lab: target samples its
+    # servers' CPU, whose rows would take the small disk's room before the journeys' do)
+    done = _run(["run", "--target", lab.sp_url("stateless") + "/secure/", "--ca-bundle", str(lab.ca_cert),
+                 "--accounts-template", "user{000..199}", "--pattern", "4x60", "--pace", "0.2s", "--results",
                  str(results), "--run-id", "full"], lab)
     took = time.monotonic() - began
     folder = results / "full"
     assert done.returncode == 1, done.stderr
     assert "Traceback" not in done.stdout + done.stderr and "OSError" not in done.stderr, done.stderr
     [line] = done.stderr.strip().splitlines()
-    refused = "samples.csv" if "cannot write samples.csv" in line else "resources.csv"  # the lab's CPU, sampled
-    assert line.startswith(f"authbench: error: cannot write {refused} in {folder}: No space left on device "
+    assert line.startswith(f"authbench: error: cannot write samples.csv in {folder}: No space left on device "
                            "(ENOSPC); the run stopped: cell 4x60 #1 cut by a write error, "), line
     assert line.endswith("summary.json says so"), line
     assert took < 12, took  # stopped at once, not after the planned 12 s of load
@@ -64,13 +66,13 @@ def test_a_full_disk_stops_the_run_in_one_line_and_keeps_every_row_written(lab, 
         assert (folder / "resources.csv").read_text().endswith("\n")
     document = json.loads((folder / "summary.json").read_text())
     cut = document["write_error"]
-    assert (cut["file"], cut["errno"], cut["cell"]) == (refused, "ENOSPC", {"pattern": "4x60", "repetition": 1})
+    assert (cut["file"], cut["errno"], cut["cell"]) == ("samples.csv", "ENOSPC", {"pattern": "4x60", "repetition": 1})
     assert cut["rows_written"] == len(samples) and f"{len(samples)} row(s) kept in samples.csv" in line
     assert document["cells"] == [] and document["finished"] is None and "interrupted" not in document
     assert not (folder / ".space-reserve").exists()
 
     report = _report(folder, tmp_path / "report", lab)
-    assert f"The run was cut by a write error: its results folder refused a write to {refused} (No space left " \
+    assert "The run was cut by a write error: its results folder refused a write to samples.csv (No space left " \
            "on device)" in report
     assert "4x60 #1 (cut by a write error)" in report
     assert "stopped during it" not in report and "interrupted" not in report
