@@ -164,8 +164,11 @@ def prepare(kind: Kind, common: CommonOptions, options: Any, plan: Plan | LevelP
         raise AuthbenchError(f"--max-error-pct must be between 0 and 100, got {settings.max_error_pct:g}")
     if isinstance(role, Workers) and role.count < 1 or isinstance(role, Master) and role.expect < 1:
         raise AuthbenchError("--workers and --expect-workers must be at least 1")
+    from .cluster.faults.plan import check_reach
+
     journey = kind.prepare(common, options)
     faults = resolve_faults(fault_texts, journey.lab_dir or common.lab_dir, journey.backend)
+    check_reach(faults, plan)
     if faults and not journey.lab_dir:
         journey.lab_dir = common.lab_dir  # where the plan's stop/start act
     return PreparedRun(kind, journey, plan, settings, faults, common.pace)
