@@ -175,8 +175,11 @@ def prepare(kind: Kind, common: CommonOptions, options: Any, plan: Plan | LevelP
         raise AuthbenchError("--workers and --expect-workers must be at least 1")
     if settings.metrics_port is not None and not isinstance(role, Worker):
         _check_free(settings.metrics_host, settings.metrics_port)  # now, not after the preflight
+    from .cluster.faults.plan import check_reach
+
     journey = kind.prepare(common, options)
     faults = resolve_faults(fault_texts, journey.lab_dir or common.lab_dir, journey.backend)
+    check_reach(faults, plan)
     if faults and not journey.lab_dir:
         journey.lab_dir = common.lab_dir  # where the plan's stop/start act
     return PreparedRun(kind, journey, plan, settings, faults, common.pace)

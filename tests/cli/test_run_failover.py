@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import csv
 import json
+import socket
 import time
 from collections import Counter
 
+import psutil
 import pytest
 
 from authbench.cli import main
@@ -189,3 +191,117 @@ def test_an_ldap_fault_plan_names_the_shared_components(run, tmp_path):
     code, _, err = run(["--target", "lab:ldap", "--pattern", "1x1", "--fault", "at=1s stop idp-a",
                         "--results", str(tmp_path), "--run-id", "bad"])
     assert code == 2 and "the lab has no component 'idp-a'; valid: ldap, memcached-a" in err
+
+
+def test_a_start_after_the_cell_is_played_at_its_end_so_the_next_repetition_is_whole(lab, run, tmp_path):
+    """Issue 25 item 2: `at=1s stop idp-a; at=30s start idp-a` on a short `--repeat 2` run left idp-a stopped: the
+    second repetition measured one node, and its Test 4 read ○ beside "stop idp-a: was not running"."""
+    running = False
+    try:
+        code, out, _ = run(["--target", "lab:local", *PACED[:3], "--pattern", "8x10", "--repeat", "2", "--fault",
+                            f"at={STOP_AT}s stop idp-a; at=30s start idp-a", "--results", str(tmp_path),
+                            "--run-id", "late"])
+    finally:
+        running = lab_api.start_component(lab.run_dir, "local/idp-a")["already_running"]
+    assert code == 0, out
+    assert running  # the run left the cluster whole
+    cells = json.loads((tmp_path / "late" / "summary.json").read_text())["cells"]
+    for cell in cells:
+        stop, start = cell["faults"]
+        assert stop["status"].startswith("stopped (pid"), stop  # never "was not running"
+        assert start["time"] is None and start["ok"]
+        assert start["status"].startswith("not reached: the measured phase ended at ")
+        assert "; played at the cell's end: started (pid" in start["status"]
+        assert cell["restored"][0]["component"] == "local/idp-a"
+        # local loses the sessions of the stopped node: in the 2nd repetition too, so the balancer sent to it again
+        assert cell["failover"]["faults"][0]["test4"] == "△", cell["failover"]
+    said = [line for line in out.splitlines() if line.startswith("fault at=30s start local/idp-a: not reached")]
+    assert len(said) == 2 and all("played at the cell's end: started" in line for line in said)
+
+
+def test_a_start_after_a_known_measured_phase_is_refused_before_any_load(run, tmp_path):
+    code, out, err = run(["--target", "lab:local", "--rate", "2/s", "--duration", "3s", "--fault",
+                          "at=1s stop idp-a; at=5s start idp-a", "--results", str(tmp_path), "--run-id", "bad"])
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "'at=5s start local/idp-a': level 2/s measures 3 s, so this start would fall after it" in err
+    assert not (tmp_path / "bad").exists() and "preflight" not in out
+
+
+SPARE = "redis-replica"  # a component no journey of lab:stateless needs: stopping it costs no other test
+
+
+def test_no_cell_starts_on_a_cluster_that_is_not_whole(lab, run, tmp_path):
+    """Before each cell the components the plan touches run again: started if down, or the run fails in one line."""
+    plan = ["--fault", f"at=0.2s stop {SPARE}; at=0.5s start {SPARE}"]
+    try:
+        lab_api.stop_component(lab.run_dir, SPARE)  # an earlier run broke off
+        code, out, _ = run(["--target", "lab:stateless", "--pattern", "2x3", "--pace", "0.3s", *plan,
+                            "--results", str(tmp_path), "--run-id", "whole"])
+        assert code == 0, out
+        assert f"fault plan: {SPARE} was not running before cell 2x3 #1: started (pid" in out
+        lab_api.stop_component(lab.run_dir, SPARE)
+        port = lab_api.read_state(lab.run_dir)["components"][SPARE]["port"]
+        with socket.socket() as squatter:  # it cannot come back
+            squatter.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            squatter.bind(("127.0.0.1", port))
+            squatter.listen()
+            code, out, err = run(["--target", "lab:stateless", "--pattern", "2x3", "--pace", "0.3s", *plan,
+                                  "--results", str(tmp_path), "--run-id", "broken"])
+    finally:
+        lab_api.start_component(lab.run_dir, SPARE)
+    assert code == 1 and len(err.strip().splitlines()) == 1, err
+    assert (f"fault plan: {SPARE} is not running and did not start again before cell 2x3 #1: port {port} "
+            in err) and "already in use" in err
+    assert "2x3 #1:" not in out  # no cell measured
+
+
+def test_run_commands_are_bounded_and_leave_no_process(run, tmp_path):
+    """Issue 25 item 5: a command's timeout held only for its first process, a longer timeout than the cell gave
+    "not run" after 120 s, and the orphaned children outlived the run."""
+    began = time.monotonic()
+    code, out, _ = run(["--target", "lab:stateless", "--pattern", "2x12", "--pace", "0.3s", "--fault",
+                        "at=0.1s timeout=1s run=sh -c 'sleep 30.25 & sleep 30.25'; "
+                        "at=1.5s timeout=3600s run=sh -c 'sleep 77.75; true'",
+                        "--results", str(tmp_path), "--run-id", "cmd"])
+    took = time.monotonic() - began
+    assert code == 0, out
+    timed_out, cut = json.loads((tmp_path / "cmd" / "summary.json").read_text())["cells"][0]["faults"]
+    assert timed_out["status"] == "timed out after 1 s" and timed_out["seconds"] < 2.5, timed_out
+    assert cut["status"].startswith("cut: the cell ended after ") and cut["time"] is not None, cut
+    assert took < 30, took
+    left = [p.info["cmdline"] for p in psutil.process_iter(["cmdline", "status"])
+            if p.info["status"] != psutil.STATUS_ZOMBIE and {"30.25", "77.75"} & set(p.info["cmdline"] or ())]
+    assert not left
+
+
+def test_an_interrupted_run_starts_again_what_its_plan_stopped_and_ends_its_commands(lab, tmp_path):
+    """Ctrl-C mid-cell: the component the plan stopped runs again and the command's process group is gone."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    def sleeping() -> list[int]:
+        return [p.pid for p in psutil.process_iter(["cmdline", "status"])
+                if p.info["status"] != psutil.STATUS_ZOMBIE and "30.5" in (p.info["cmdline"] or ())]
+
+    env = {**os.environ, "AUTHBENCH_LAB_DIR": str(lab.run_dir)}
+    plan = f"at=0.2s stop {SPARE}; at=600s start {SPARE}; at=0.3s timeout=3600s run=sh -c 'sleep 30.5 & sleep 30.5'"
+    process = subprocess.Popen([sys.executable, "-m", "authbench", "run", "--target", "lab:stateless", "--pattern",
+                                "2x100000", "--pace", "0.2s", "--fault", plan, "--results", str(tmp_path),
+                                "--run-id", "i"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while len(sleeping()) < 2:  # the stop was played, then the command started
+            assert process.poll() is None and time.monotonic() < deadline, process.communicate()
+            time.sleep(0.2)
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=40)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+        running = lab_api.start_component(lab.run_dir, SPARE)["already_running"]
+    assert process.returncode == 130, err
+    assert len(err.strip().splitlines()) == 1 and f"fault plan: {SPARE} started again" in err, err
+    assert running and not sleeping()

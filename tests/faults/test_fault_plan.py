@@ -60,3 +60,22 @@ def test_unknown_component_lists_the_valid_ones():
 def test_run_actions_need_no_lab():
     faults = [Fault(1.0, RUN, "true")]
     assert resolve_components(faults, [], None) == faults
+
+
+def test_a_start_after_a_known_measured_phase_is_refused():
+    """Issue 25 item 2: a `start` that cannot fall inside the measured phase is refused before the load, where the
+    phase's length is known (arrival-rate levels, capacity steps); a pattern's length is not known: no refusal."""
+    from authbench.cluster.faults.plan import check_reach
+    from authbench.openmodel.rates import Level, LevelPlan, Search
+    from authbench.patterns import parse_plan
+
+    plan = parse_faults(["at=1s stop idp-a; at=30s start idp-a"])
+    check_reach(plan, parse_plan("4x6", "0", 2))
+    check_reach(plan, LevelPlan((Level("long", 5.0, 60.0),)))
+    with pytest.raises(FaultError) as caught:
+        check_reach(plan, LevelPlan((Level("long", 5.0, 60.0), Level("short", 5.0, 10.0))))
+    assert str(caught.value) == ("--fault 'at=30s start idp-a': level short measures 10 s, so this start would fall "
+                                 "after it and leave idp-a stopped to the end; start it before 10s")
+    with pytest.raises(FaultError, match="each capacity step measures 20 s"):
+        check_reach(plan, LevelPlan((), search=Search(hold=20.0)))
+    check_reach(parse_faults(["at=30s stop idp-a"]), LevelPlan((Level("short", 5.0, 10.0),)))  # never reached: said

@@ -168,6 +168,8 @@ def test_run_started_here_is_written_and_shown_with_failures(lab_env, tmp_path):
     ([], {AUTH_ENV: "no-colon-secret"}, f"${AUTH_ENV} must hold USER:PASSWORD"),
     (["--web-auth-file", "/nonexistent/auth"], {}, "cannot read --web-auth-file"),
     (["--run-options=--no-such-option"], {}, "unrecognized arguments: --no-such-option"),
+    (["--run-options=--fault 'at=1s run=true'"], {}, "--run-options: 'at=1s run=true': run=COMMAND faults are "
+                                                      "refused by the web UI"),
 ])
 def test_command_line_refusals(tmp_path, capsys, monkeypatch, args, environ, message):
     monkeypatch.delenv(AUTH_ENV, raising=False)
@@ -366,6 +368,35 @@ def test_a_fault_plan_from_the_form_is_played_marked_and_not_replayed(lab_env, t
     assert state["state"] == "done" and not [m for m in state["marks"] if m["what"] == "fault"]
     second = json.loads((tmp_path / "results" / again.get_json()["run_id"] / "summary.json").read_text())["cells"][0]
     assert not second.get("faults")
+    environment.runner.quit()
+
+
+def test_fault_commands_only_with_allow_fault_commands(lab_env, tmp_path):
+    """Issue 25 item 3: the form's fault plan ran any command (`run=touch /tmp/PWNED`) as the UI's user, for
+    anyone who could reach the page (on loopback, any local user). Lab stop/start items stay allowed."""
+    pwned = tmp_path / "PWNED"
+    environment, web_ui, launcher, _ = _build(tmp_path)
+    client = web_ui.app.test_client()
+    for plan, item in ((f"at=1s run=touch {pwned}", f"at=1s run=touch {pwned}"),
+                       (f"at=1s stop idp-a; at=2s start idp-a; at=3s run=touch {pwned}", f"at=3s run=touch {pwned}")):
+        answer = client.post("/authbench/api/start", json={"target": "lab:stateless", "pattern": "1x1",
+                                                           "fault": plan})
+        message = answer.get_json()["message"]
+        assert answer.status_code == 400 and "\n" not in message, message
+        assert f"fault plan: '{item}': run=COMMAND faults are refused by the web UI" in message
+        assert "--allow-fault-commands" in message and "lab stop/start items are allowed" in message
+        assert not launcher.running
+    assert not pwned.exists()
+    assert not list((tmp_path / "results").iterdir())  # no run folder either
+    environment.runner.quit()
+
+    environment, web_ui, launcher, _ = _build(tmp_path, "--allow-fault-commands")
+    client = web_ui.app.test_client()
+    answer = client.post("/authbench/api/start", json={"target": "lab:stateless", "pattern": "1x3", "pace": "0.3s",
+                                                       "warmup": "0", "fault": f"at=0s run=touch {pwned}"})
+    assert answer.status_code == 200, answer.get_json()
+    launcher.greenlet.join(timeout=RUN_LIMIT)
+    assert client.get("/authbench/api/state").get_json()["state"] == "done" and pwned.exists()
     environment.runner.quit()
 
 

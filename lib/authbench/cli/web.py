@@ -38,6 +38,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     web.add_argument("--run-options", default="",
                      help="further `authbench run` options for runs started here, e.g. "
                      "'--ca-bundle ca.pem --accounts-csv accounts.csv' (never a password)")
+    web.add_argument("--allow-fault-commands", action="store_true",
+                     help="let the form's fault plan hold run=COMMAND items: anyone who can start a plan here "
+                     "(on loopback: any local user) then runs any program as this process's user "
+                     "(default: refused; lab stop/start items are always allowed)")
     web.set_defaults(handler=_web)
 
 
@@ -55,7 +59,7 @@ def build(args: argparse.Namespace, environ: dict[str, str]):
         own_journey += f"--user-class {shlex.quote(args.user_class)} "
     # lab:NAME targets of the form, and the journey of -f for every run started here
     run_options = f"--lab-dir {shlex.quote(args.lab_dir)} {own_journey}{args.run_options}"
-    prepare = form_preparer(run_options)  # a bad --run-options fails now
+    prepare = form_preparer(run_options, args.allow_fault_commands)  # a bad --run-options fails now
     results = Path(args.results)
     try:
         results.mkdir(parents=True, exist_ok=True)
@@ -73,6 +77,8 @@ def _web(args: argparse.Namespace) -> int:
     login = f" (login as {credentials.username})" if credentials else ""
     say(f"authbench web UI on http://{args.web_host}:{args.web_port}/authbench/{login}; "
         f"Locust's own tabs at /; results in {args.results}; Ctrl-C to stop")
+    if args.allow_fault_commands:
+        say("--allow-fault-commands: a fault plan started here may run any program as this process's user")
     try:
         web_ui.greenlet.join()
     finally:

@@ -26,6 +26,7 @@ OPTION_FIELDS = {"expect": "--expect", "expect_regex": "--expect-regex", "expect
 FLAG_FIELDS = {"reuse_session": "--reuse-session"}  # checkboxes: present (any value but "") means on
 CSV_FIELD = "accounts_csv_text"  # the text of an uploaded user,password file
 OPEN_FIELDS = ("rate", "duration", "levels", "slo")  # arrival rates instead of patterns (cli/openmodel.py)
+ALLOW_COMMANDS_OPTION = "--allow-fault-commands"  # `authbench web`: the form may give run=COMMAND faults
 
 
 class _Parser(argparse.ArgumentParser):
@@ -78,22 +79,43 @@ def parse_form(form: dict[str, str], run_options: str = "", accounts_csv: str | 
     return _run_parser().parse_args([*argv, *extra])
 
 
-def form_preparer(run_options: str = "") -> Callable[[dict[str, str]], Any]:
+def refuse_fault_commands(args: argparse.Namespace, where: str) -> None:
+    """A run=COMMAND fault runs any program as the UI's user: refused unless `authbench web --allow-fault-commands`
+    (lab stop/start items stay allowed)."""
+    from ..cluster.faults.plan import RUN, parse_faults
+
+    command = next((fault for fault in parse_faults(args.fault) if fault.action == RUN), None)
+    if command is not None:
+        raise AuthbenchError(f"{where}: '{command.describe()}': run=COMMAND faults are refused by the web UI (they "
+                             f"run any program as its user) unless it was started with {ALLOW_COMMANDS_OPTION}; "
+                             "lab stop/start items are allowed")
+
+
+def form_preparer(run_options: str = "", allow_fault_commands: bool = False) -> Callable[[dict[str, str]], Any]:
     """form → a checked run (AuthbenchError on bad input), whatever the target's journey (SAML SSO, LDAP, database,
-    privacyIDEA); `run_options` are checked now, not at the first start."""
+    privacyIDEA); `run_options` are checked now, not at the first start. run=COMMAND faults only with
+    `allow_fault_commands`."""
     from .run import prepare
 
-    parse_form({"target": "lab:x", "pattern": "1x1"}, run_options)
+    checked = parse_form({"target": "lab:x", "pattern": "1x1"}, run_options)
+    if not allow_fault_commands:
+        refuse_fault_commands(checked, "--run-options")
+
+    def parsed(form: dict[str, str], accounts_csv: str | None = None) -> argparse.Namespace:
+        args = parse_form(form, run_options, accounts_csv)
+        if not allow_fault_commands:
+            refuse_fault_commands(args, "fault plan")
+        return args
 
     def prepare_form(form: dict[str, str]) -> Any:
         text = form.get(CSV_FIELD) or ""
         if not text.strip():
-            return prepare(parse_form(form, run_options))
+            return prepare(parsed(form))
         with tempfile.TemporaryDirectory(prefix="authbench-accounts-") as private:  # mode 0700
             path = os.path.join(private, "accounts.csv")
             with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w", encoding="utf-8") as file:
                 file.write(text)
-            prepared = prepare(parse_form(form, run_options, accounts_csv=path))  # read here, then deleted
+            prepared = prepare(parsed(form, accounts_csv=path))  # read here, then deleted
         prepared.journey.record["accounts"]["file"] = "uploaded in the web UI"
         return prepared
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from ...errors import AuthbenchError
 from ...patterns import PlanError, parse_duration
@@ -131,6 +132,31 @@ def short_names(known: list[str], backend: str | None) -> list[str]:
     """The names to suggest: the target cluster's without its prefix, then the shared ones."""
     mine = [name.split("/", 1)[1] for name in known if backend and name.startswith(backend + "/")]
     return mine + [name for name in known if "/" not in name]
+
+
+def measured_lengths(plan: Any) -> list[tuple[str, float]]:
+    """(cell, measured seconds) of the cells whose length is known before the run: arrival-rate levels and the
+    capacity search's steps. A pattern's (closed model) depends on the target's speed: none."""
+    from ...openmodel.rates import LevelPlan
+
+    if not isinstance(plan, LevelPlan):
+        return []
+    known = [(f"level {level.label}", level.duration) for level in plan.levels]
+    return known + ([("each capacity step", plan.search.hold)] if plan.search is not None else [])
+
+
+def check_reach(faults: list[Fault], plan: Any) -> None:
+    """Refuse a `start` that cannot fall inside a measured phase of known length (FaultError): it would only be
+    played when the cell ends, after an outage measured to the end. Where the length is not known, a `start`
+    the cell does not reach is played at its end, with a warning (execute.py)."""
+    for fault in faults:
+        if fault.action != START:
+            continue
+        for cell, seconds in measured_lengths(plan):
+            if fault.at >= seconds:
+                raise FaultError(f"--fault '{fault.describe()}': {cell} measures {seconds:g} s, so this start "
+                                 f"would fall after it and leave {fault.target} stopped to the end; start it "
+                                 f"before {seconds:g}s")
 
 
 def needs_lab(faults: list[Fault]) -> bool:
