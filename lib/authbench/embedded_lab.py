@@ -145,3 +145,11 @@ def start_component(run_dir: str | Path, name: str) -> dict[str, Any]:
         return lab.start_component(run_dir, name)
     except lab.LabError as exc:
         raise AuthbenchError(str(exc).splitlines()[0]) from None
+
+
+def balancer_statuses(run_dir: str | Path, component: str) -> list[str] | None:
+    """The lab balancer's status ("UP", "DOWN 1/2", …) of each server that is `component`; [] for a component
+    behind no balancer, None when the balancer cannot be asked."""
+    from authbench_lab import lab
+
+    return lab.balancer_statuses(run_dir, component)

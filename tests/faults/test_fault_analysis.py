@@ -74,8 +74,9 @@ def test_an_error_page_instead_of_sso_costs_the_user_as_much_as_a_password():
     """An IdP that cannot read its session store may show an error page, not the login form: the returning
     users it fails lost SSO as surely as those asked for their password (the SimpleSAMLphp case, issue 26)."""
     samples = [journey(u, 0, session=FRESH) for u in range(4)] + [journey(u, 1) for u in range(4)]
-    samples += [journey(0, 3, ok=False, session=""), journey(1, 3, ok=False, session="")]  # error pages
-    samples += [journey(u, 3) for u in (2, 3)]  # served by the node whose store still answers
+    samples += [journey(0, 3, ok=False, session=""), journey(1, 3, ok=False, session="")]  # error pages only
+    samples += [journey(2, 3, ok=False, session=""), journey(2, 4)]  # a failed journey, then SSO: session kept
+    samples += [journey(3, 3)]  # served by the node whose store still answers
     [fault] = analyse(samples, [{"fault": "at=2s stop memcached-a", "time": T0 + 2.5}], T0)["faults"]
     assert (fault["reauthenticated_users"], fault["failed_users"], fault["affected_users"]) == (0, 2, 2)
     assert fault["test4"] == "△"

@@ -64,6 +64,9 @@ def _check_ports(config: cfg.LabConfig, starting: set[str]) -> None:
 # -- state file --------------------------------------------------------------------------------------
 
 
+BALANCER_STATS_TIMEOUT = 2.0  # seconds for one read of HAProxy's statistics
+
+
 def read_state(run_dir: Path | str) -> dict | None:
     path = Path(run_dir).resolve() / "lab.json"
     try:
@@ -362,3 +365,24 @@ def start_component(run_dir: Path | str, name: str) -> dict:
         _write_state(config, state)
         detail = _wait(config, name, entry, time.monotonic() + processes.HEALTH_TIMEOUT)
     return {"name": name, "pid": entry["pid"], "already_running": False, "detail": detail}
+
+
+def balancer_statuses(run_dir: Path | str, component: str) -> list[str] | None:
+    """HAProxy's status of each of its servers that is `component` (e.g. `local/idp-a`: backend `local-…`, server
+    `idp-a`), read from its statistics page; [] when no server is that component (memcached, LDAP), None when
+    the lab has no balancer to ask or its statistics cannot be read."""
+    import csv
+    import urllib.request
+
+    cluster, sep, name = component.partition("/")
+    url = ((read_state(run_dir) or {}).get("components", {}).get("lb") or {}).get("url")
+    if not sep or not url:
+        return []
+    try:
+        with urllib.request.urlopen(f"{url};csv", timeout=BALANCER_STATS_TIMEOUT) as answer:  # noqa: S310
+            text = answer.read().decode(errors="replace")
+    except (OSError, ValueError):
+        return None
+    rows = csv.DictReader(line.removeprefix("# ") for line in text.splitlines())
+    return [row.get("status") or "" for row in rows
+            if (row.get("pxname") or "").startswith(f"{cluster}-") and row.get("svname") == name]
