@@ -442,3 +442,9 @@ def test_your_own_journey_runs_from_the_web_ui(lab_env, tmp_path):
         assert "SP protected page (second call)" in run["cells"][0]["steps"]
     finally:
         environment.runner.quit()
+
+
+def test_a_journey_file_that_is_no_journey_is_refused_when_the_ui_starts(tmp_path, capsys):
+    assert main(["web", "--web-port", str(WEB + 2), "--results", str(tmp_path), "-f", str(tmp_path / "none.py")]) == 2
+    err = capsys.readouterr().err
+    assert "is not a readable file" in err and err.count("\n") == 1

@@ -54,6 +54,10 @@ def build(args: argparse.Namespace, environ: dict[str, str]):
         raise AuthbenchError(f"--web-port {args.web_port} is not a port number")
     credentials = auth.load_credentials(args.web_auth_file, environ)
     auth.check_exposure(args.web_host, credentials, args.web_login)
+    if args.locustfile:  # a missing file or a class that is no journey: said now, not at the first start
+        from ..kinds.custom.loader import load_user_class
+
+        load_user_class(args.locustfile, args.user_class)
     own_journey = f"-f {shlex.quote(args.locustfile)} " if args.locustfile else ""
     if args.user_class:
         own_journey += f"--user-class {shlex.quote(args.user_class)} "
