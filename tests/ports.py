@@ -20,6 +20,7 @@ DISTRIBUTED = 26800 + SHIFT  # Locust masters and /metrics of the distributed te
 LDAP_FAULT = 30000 + SHIFT  # authrate while slapd stops and starts: a small lab of its own
 PYSAML2_SHARED = 27700 + SHIFT  # HAProxy over the pysaml2 IdP cluster that shares SSO sessions (tests/journeys)
 PYSAML2_UNSHARED = 27701 + SHIFT  # … and over the one that does not
+PYSAML2_FAILOVER = 27702 + SHIFT  # … and over a shared one whose memcached a fault plan stops (Test 4)
 # Issue 15's slot (27900-27949): a `local`-only lab with --public-host. Its shared services sit at
 # base+1..30 = 27436-27465, between the session lab's stateless and local clusters; its cluster at 27935-27947.
 PUBLIC_HOST_LAB = 27435 + SHIFT

@@ -5,8 +5,8 @@ counts after it. Per window: journeys, errors, SSO sessions lost and reused, and
 successful journeys (the spike). Per fault: the time to recover — from the fault to the first second
 from which the error share stays at or below RECOVERY_ERROR_SHARE for RECOVERY_SECONDS — and the share
 of the users logged in at the fault who lost SSO in a journey begun before the next fault — asked for their
-password again, or shown only errors (Test 4: ○ none, △ some, × all of them). A `start` ends an outage
-rather than beginning one, so it gets no verdict of its own and does not end the one before it: sessions a
+password again, or still shown errors at the end (Test 4: ○ none, △ some, × all of them). A `start` ends
+an outage rather than beginning one, so it gets no verdict of its own and does not end the one before it: sessions a
 restarted store comes back without are charged to the stop that lost them.
 """
 
@@ -68,14 +68,16 @@ def reauthenticated(samples: Sequence[Sample], fault_time: float, until: float) 
 
 def affected(samples: Sequence[Sample], fault_time: float,
              until: float) -> tuple[set[int], set[int], set[int]]:
-    """(users logged in at the fault, those of them asked for their password again, those who never got through
-    again) in journeys begun before `until`. A returning user shown only error pages (an IdP that cannot read
+    """(users logged in at the fault, those of them asked for their password again, those whose last journey
+    still failed) in journeys begun before `until`. A returning user shown only error pages (an IdP that cannot read
     its session store) lost as much as one asked for the password; one whose journey failed while the balancer
     noticed a dead node, and who then got SSO, kept its session."""
     logged_in = {s.user for s in samples if s.outcome == OK and s.end <= fault_time}
-    after = [s for s in samples if fault_time <= s.start < until and s.user in logged_in]
-    through = {s.user for s in after if s.outcome == OK}
-    return logged_in, {s.user for s in after if s.session == LOST}, {s.user for s in after} - through
+    after = sorted((s for s in samples if fault_time <= s.start < until and s.user in logged_in),
+                   key=lambda s: s.start)
+    last = {s.user: s for s in after}  # each user's last journey of the window
+    return (logged_in, {s.user for s in after if s.session == LOST},
+            {user for user, s in last.items() if s.outcome != OK})
 
 
 def verdict(logged_in: int, lost: int) -> str:
@@ -140,5 +142,5 @@ def lines(section: dict[str, Any]) -> list[str]:
             continue
         out.append(f"  Test 4 {f['test4']} {f['fault']}: {affected_users(f)} of {f['logged_in_users']} logged-in users "
                    f"lost SSO ({f['reauthenticated_users']} asked for their password again, "
-                   f"{f.get('failed_users', 0)} shown only errors); recovered after {recovery}")
+                   f"{f.get('failed_users', 0)} still shown errors); recovered after {recovery}")
     return out

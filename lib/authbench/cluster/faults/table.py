@@ -13,7 +13,7 @@ from typing import Any
 from .analysis import affected_users, verdict
 
 HEADER = ("cluster", "fault", "Test 4", "lost SSO", "errors during", "recovery s", "max ms during")
-NOTE = ("Test 4: ○ no logged-in user lost SSO (asked for the password again, or shown only errors), △ some, × all, "
+NOTE = ("Test 4: ○ no logged-in user lost SSO (asked for the password again, or still shown errors), △ some, × all, "
         "- not measured (no returning users) (docs/failover.md)")
 
 
