@@ -26,7 +26,7 @@ from .results.failures import DEFAULT_KEEP, FailureBudget, FailureKeeper, failur
 from .results.provenance import machine, versions
 from .results.recorder import SAMPLES_FILE, SUMMARY_FILE, Recorder, keep_cells, results_dir
 from .results.summary import Summary, averages_by_pattern, summarize
-from .results.table import CUT_SHORT_LABEL, format_runs, run_label
+from .results.table import CUT_SHORT_LABEL, degraded_text, format_runs, run_label
 from .results.writes import ResultsWriteError, WriteCut, WriteGuard
 from .runner import CellResult, create_environment
 from .signals import Interrupted, StoppedByUser, note, stop_record
@@ -86,7 +86,7 @@ def execute(
     else:
         document = {
             "run_id": run_dir.name, "started": time.time(), "finished": None, "config": config,
-            "plan": {**plan.record(), **open_report.plan_record(plan)},
+            "plan": open_report.summary_plan(plan),
             "versions": versions(), "machine": machine(), "cells": [], "averages": {},
         }
     summaries = [(run_label(c["pattern"], c["repetition"]), Summary.from_dict(c["summary"]))
@@ -145,9 +145,14 @@ def execute(
         if listen is not None:
             listen(environment.authbench)
         server = metrics.serve(environment, metrics_port, metrics_host) if metrics_port is not None else None
+        def progress(extra: dict[str, Any]) -> None:  # the capacity search's steps, as they are measured
+            document.update(extra)
+            recorder.write_summary(document)
+
         try:
             guard.arm()
-            extra = run_any(environment, plan, cell_time_limit=cell_time_limit)
+            extra = run_any(environment, plan, cell_time_limit=cell_time_limit, searched=document.get("capacity"),
+                            progress=progress)
             guard.check()  # one the hub had not delivered yet
             document.update(extra)
         except (Interrupted, StoppedByUser) as exc:
@@ -234,9 +239,7 @@ def _resumed(run_dir: Path) -> dict[str, Any] | None:
 def _remark(cell: CellResult) -> str:
     remarks = [] if cell.complete else ["cut short by the time limit"]
     if cell.degraded:
-        lost = cell.degraded
-        remarks.append(f"degraded: {lost['workers_lost']} worker(s) lost with {lost['users_lost']} users and "
-                       f"{lost['journeys_lost']} journeys")
+        remarks.append(f"degraded: {degraded_text(cell.degraded)}")
     remarks += open_report.remarks(cell)
     return f" ({'; '.join(remarks)})" if remarks else ""
 

@@ -79,6 +79,7 @@ def claim(prepared: PreparedRun, held: ExitStack, say: Say, what: str) -> Path:
 
 def claim_folder(prepared: PreparedRun) -> tuple[Path, Any]:
     """(folder, lock) of --results R --run-id ID [--resume | --overwrite]; AuthbenchError when refused."""
+    from .openmodel.report import summary_plan
     from .results.folder import check_name, claim, resume_mismatch
 
     settings = prepared.settings
@@ -88,7 +89,7 @@ def claim_folder(prepared: PreparedRun) -> tuple[Path, Any]:
     try:
         check_name(base, settings.run_id, what="--run-id", existing=settings.existing, hint=RUN_ID_HINT)
         if settings.existing == RESUME:
-            problem = resume_mismatch(base / settings.run_id, prepared.plan.record(), prepared.target)
+            problem = resume_mismatch(base / settings.run_id, summary_plan(prepared.plan), prepared.target)
             if problem:
                 raise AuthbenchError(f"--resume: {problem}")
         return claim(base, settings.run_id, what="--run-id", existing=settings.existing, hint=RUN_ID_HINT)

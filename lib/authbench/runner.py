@@ -33,7 +33,8 @@ class CellResult:
     samples: list[Sample]  # measured only
     complete: bool  # False: the time limit cut the cell short
     steps: dict[str, dict[str, Any]] = field(default_factory=dict)  # Locust's per-step statistics
-    degraded: dict[str, int] | None = None  # distributed: {workers_lost, users_lost, journeys_lost}
+    # distributed: {workers_lost, users_lost, journeys_lost}; a lab run: {components_down: [names]} too
+    degraded: dict[str, Any] | None = None
 
 
 def _step_stats(environment: Environment) -> dict[str, dict[str, Any]]:
@@ -45,6 +46,12 @@ def _step_stats(environment: Environment) -> dict[str, dict[str, Any]]:
             "p95_ms": entry.get_response_time_percentile(0.95), "max_ms": round(entry.max_response_time or 0, 3),
         }
     return steps
+
+
+def cluster_marked(context: RunContext, degraded: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A cell's `degraded`, with what the cluster under test lost during it (`RunContext.cluster_marks`)."""
+    marks = context.cluster_marks() if context.cluster_marks is not None else {}
+    return {**(degraded or {}), **marks} or None
 
 
 def create_environment(user_class: type[JourneyUser], settings: Any, host: str | None = None) -> Environment:
@@ -85,7 +92,8 @@ def run_plan(environment: Environment, plan: Plan, *, cell_time_limit: float) ->
             degraded = None
         if not complete:
             log.warning("%s #%d cut short after %.0f s", pattern.label, repetition, time.monotonic() - began)
-        result = CellResult(pattern, repetition, samples, complete, _step_stats(environment), degraded)
+        result = CellResult(pattern, repetition, samples, complete, _step_stats(environment),
+                            cluster_marked(context, degraded))
         results.append(result)
         events.cell_stop.fire(cell=result)
     return results

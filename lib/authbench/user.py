@@ -51,6 +51,7 @@ class RunContext:
     metrics: Any = None  # metrics.Metrics once /metrics is installed
     level: Any = None  # openmodel.driver.LevelOutcome of the arrival-rate level running (or last run)
     writes: Any = None  # results.writes.WriteGuard of the run in progress: its writers report refused writes
+    cluster_marks: Any = None  # () → what the cluster under test lost during the cell (prepared's lab watcher)
 
 
 class JourneyUser(User):

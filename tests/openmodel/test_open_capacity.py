@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from authbench.errors import AuthbenchError
 from authbench.openmodel.capacity import CONFIRM, GROW, REFINE, search
 from authbench.openmodel.rates import Search
 
@@ -56,3 +57,31 @@ def test_step_limit_is_a_bound():
     measure, asked = threshold(57.0)
     result = search(measure, Search(start=10.0, precision=0.0001, max_steps=6))
     assert len(asked) <= 7 and result.steps_exhausted and asked[-1][1] == CONFIRM
+
+
+@pytest.mark.parametrize("measured_before", [1, 3, 6])
+def test_an_interrupted_search_continues_from_its_steps(measured_before):
+    knobs = Search(start=10.0, precision=0.03)
+    whole = search(threshold(57.0)[0], knobs)
+    measure, asked = threshold(57.0)
+    continued = search(measure, knobs, done=whole.steps[:measured_before])
+    assert continued.steps == whole.steps and continued.answer == whole.answer  # the same search …
+    assert asked == [(s.rate, s.stage) for s in whole.steps[measured_before:]]  # … measuring only what it lacked
+
+
+def test_a_replay_that_does_not_fit_the_plan_is_refused():
+    whole = search(threshold(57.0)[0], Search(start=10.0))
+    with pytest.raises(AuthbenchError, match="step 1 .10/s grow. is not the one this plan asks for .20/s grow"):
+        search(threshold(57.0)[0], Search(start=20.0), done=whole.steps)
+
+
+def test_a_step_that_cannot_be_judged_ends_the_search_unconfirmed():
+    asked, seen = [], []
+
+    def measure(rate: float, stage: str) -> bool | None:
+        asked.append(rate)
+        return None if len(asked) == 3 else True  # the third step ran on a cluster that was not whole
+
+    result = search(measure, Search(start=10.0), on_step=lambda partial: seen.append(len(partial.steps)))
+    assert result.stopped and not result.confirmed and result.answer is None
+    assert asked == [10.0, 20.0, 40.0] and seen == [1, 2, 3] and not result.steps[-1].passed

@@ -4,14 +4,20 @@ Pure logic over a `measure(rate, stage) -> passed` function, so the search is th
 step runs (the runner measures a level at that rate and checks the SLO). The answer is the highest
 rate that passed and was confirmed (when a confirmation fails, the next lower passing rate is
 confirmed instead, at most CONFIRM_FALLBACKS times); every step is kept, in order.
+
+The search is a function of its steps' outcomes, so an interrupted one continues by replaying the steps
+it measured (`done`) and measuring from the first one it lacks. A step that cannot be judged (`measure`
+returns None: the cluster under test was not whole) ends the search unconfirmed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..errors import AuthbenchError
 from .rates import Search
 
 GROW = "grow"
@@ -36,6 +42,7 @@ class CapacityResult:
     ceiling_reached: bool = False  # every step up to Search.max_rate passed: the capacity is above it
     steps_exhausted: bool = False
     precision_reached: bool = False  # the knee is bracketed within Search.precision
+    stopped: bool = False  # a step could not be judged (measure gave None): the search ended there
 
     @property
     def answer(self) -> float | None:
@@ -52,14 +59,42 @@ class CapacityResult:
         return (self.first_fail - self.last_pass) / self.last_pass
 
 
-def search(measure: Callable[[float, str], bool], knobs: Search) -> CapacityResult:
+class _Stop(Exception):
+    """A step that cannot be judged: the search ends, unconfirmed."""
+
+
+def search(measure: Callable[[float, str], bool | None], knobs: Search, done: Sequence[Step] = (),
+           on_step: Callable[[CapacityResult], None] | None = None) -> CapacityResult:
+    """The search; `done` are the steps an interrupted search measured (replayed, not measured again), `on_step`
+    sees the result after every step measured now."""
     result = CapacityResult()
 
     def step(rate: float, stage: str) -> bool:
+        index = len(result.steps)
+        if index < len(done):
+            before = done[index]
+            if before.stage != stage or not math.isclose(before.rate, rate, rel_tol=1e-9):
+                raise AuthbenchError(f"--resume: the stored search's step {index + 1} ({before.rate:g}/s "
+                                     f"{before.stage}) is not the one this plan asks for ({rate:g}/s {stage})")
+            result.steps.append(before)
+            return before.passed
         passed = measure(rate, stage)
-        result.steps.append(Step(rate, stage, passed))
+        result.steps.append(Step(rate, stage, bool(passed)))
+        result.stopped = passed is None
+        if on_step is not None:
+            on_step(result)
+        if passed is None:
+            raise _Stop
         return passed
 
+    try:
+        return _search(step, knobs, result)
+    except _Stop:
+        result.confirmed = False
+        return result
+
+
+def _search(step: Callable[[float, str], bool], knobs: Search, result: CapacityResult) -> CapacityResult:
     rate = min(knobs.start, knobs.max_rate)
     while len(result.steps) < knobs.max_steps:
         if not step(rate, GROW):

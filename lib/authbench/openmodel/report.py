@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..results.table import _render, format_ms  # the terminal tables' layout
+from ..results.table import COMPONENTS_DOWN, _render, degraded_text, format_ms  # the terminal tables' layout
 from .rates import LevelPlan, format_rate
 
 NOT_SUSTAINED = "not sustained"
@@ -17,6 +17,11 @@ NOT_SUSTAINED = "not sustained"
 
 def _open(cell: Any) -> dict[str, Any] | None:
     return getattr(cell, "open", None) or None
+
+
+def summary_plan(plan: Any) -> dict[str, Any]:
+    """The whole plan as summary.json holds it, and --resume compares it: patterns' or levels'."""
+    return {**plan.record(), **plan_record(plan)}
 
 
 def plan_record(plan: Any) -> dict[str, Any]:
@@ -78,8 +83,14 @@ def format_levels(cells: Sequence[Any]) -> str:
 
 def format_capacity(found: dict[str, Any]) -> str:
     steps = ", ".join(f"{step['rate']:.4g}/s {step['stage']} {'pass' if step['passed'] else 'FAIL'}"
-                      for step in found["steps"])
-    if found["answer"] is not None:
+                      for step in found["steps"]) + (" (degraded)" if found.get("stopped") else "")
+    if found.get("searching"):
+        head = f"maximum capacity: not known yet — the search was interrupted after {len(found['steps'])} step(s); " \
+            "--resume continues it"
+    elif found.get("stopped"):
+        head = (f"maximum capacity: not confirmed — the search stopped at step {len(found['steps'])}, on a degraded "
+                f"cluster: {degraded_text({COMPONENTS_DOWN: found.get(COMPONENTS_DOWN) or ['?']})}")
+    elif found["answer"] is not None:
         head = f"maximum capacity: {format_rate(found['answer'])} (SLO {found['slo']}, confirmed)"
     elif found["last_pass"] is not None:
         head = f"maximum capacity: not confirmed — {format_rate(found['last_pass'])} passed, its confirmation failed"

@@ -8,6 +8,7 @@ only an open model knows (target and achieved rate, late and dropped starts, ser
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,7 +16,8 @@ from locust.env import Environment
 from locust.runners import MasterRunner
 
 from ..patterns import Plan
-from ..runner import CellResult, _step_stats, run_plan
+from ..results.table import COMPONENTS_DOWN
+from ..runner import CellResult, _step_stats, cluster_marked, run_plan
 from ..user import RunContext
 from . import capacity
 from .cooldown import cool_down, idle_latency
@@ -103,8 +105,8 @@ def run_level(environment: Environment, level: Level, repetition: int, plan: Lev
         context.level = driver.outcome
         outcome = driver.run(level.warmup + cell_time_limit)
     complete = not outcome.not_reached and not outcome.unfinished
-    result = OpenCellResult(level, repetition, outcome.samples, complete, _step_stats(environment), degraded,
-                            open=describe(outcome, plan.slo))
+    result = OpenCellResult(level, repetition, outcome.samples, complete, _step_stats(environment),
+                            cluster_marked(context, degraded), open=describe(outcome, plan.slo))
     events.cell_stop.fire(cell=result)
     return result
 
@@ -114,39 +116,69 @@ def passes(cell: OpenCellResult) -> bool:
     return cell.sustained and bool(cell.open.get("slo_met", True)) and cell.complete and not cell.degraded
 
 
-def run_search(environment: Environment, plan: LevelPlan, cell_time_limit: float) -> dict[str, Any]:
+def judged(cell: OpenCellResult) -> bool | None:
+    """Whether a capacity step passed; None when the cluster under test was not whole (a lab component was down):
+    such a step says nothing about the cluster's capacity, and the search ends unconfirmed."""
+    if (cell.degraded or {}).get(COMPONENTS_DOWN):
+        return None
+    return passes(cell)
+
+
+def run_search(environment: Environment, plan: LevelPlan, cell_time_limit: float,
+               searched: dict[str, Any] | None = None,
+               progress: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    """The capacity search; `searched` is an interrupted search's record (summary.json's `capacity`, `searching`
+    true): its steps are replayed, not measured again. `progress` gets the record after every step measured."""
     knobs = plan.search
     assert knobs is not None
-    cells: list[OpenCellResult] = []
-    cooldowns: list[dict[str, Any] | None] = []  # per step: the cool-down that came before it
+    before = searched or {}
+    done = [capacity.Step(**step) for step in before.get("steps") or []]
+    labels: list[str] = list(before.get("step_labels") or [])[:len(done)]
+    cooldowns: list[dict[str, Any] | None] = list(before.get("step_cooldowns") or [])[:len(done)]  # before each step
+    last: dict[str, Any] = {"passed": done[-1].passed if done else True, "down": []}
+    began = time.monotonic() - (before.get("search_s") or 0.0)
     probe = environment.user_classes[0](environment)  # one user outside any cell: journeys sent one at a time
     probe.on_start()
     idle_ms = idle_latency(probe.journey)
 
-    def measure(rate: float, stage: str) -> bool:
+    def measure(rate: float, stage: str) -> bool | None:
         cooled = None
-        if cells and not passes(cells[-1]) and idle_ms is not None:  # the failed step's backlog drains first
+        if not last["passed"] and idle_ms is not None:  # the failed step's backlog drains first
             cooled = cool_down(probe.journey, idle_ms).to_dict()
         cooldowns.append(cooled)
-        level = Level(f"{CAPACITY_PREFIX}-{len(cells) + 1}-{stage}@{format_rate(rate)}", rate, knobs.hold,
+        level = Level(f"{CAPACITY_PREFIX}-{len(labels) + 1}-{stage}@{format_rate(rate)}", rate, knobs.hold,
                       knobs.warmup)
+        labels.append(level.label)
         cell = run_level(environment, level, 1, plan, cell_time_limit)
-        cells.append(cell)
-        return passes(cell)
+        verdict = judged(cell)
+        last.update(passed=bool(verdict), down=(cell.degraded or {}).get(COMPONENTS_DOWN) or [])
+        return verdict
+
+    def record(result: capacity.CapacityResult, searching: bool) -> dict[str, Any]:
+        out = result.to_dict()
+        out.update(slo=plan.slo.describe() if plan.slo else None, hold_s=knobs.hold, warmup_s=knobs.warmup,
+                   growth=knobs.growth, precision=knobs.precision, max_rate=knobs.max_rate,
+                   step_labels=list(labels), idle_ms=idle_ms, step_cooldowns=list(cooldowns), searching=searching,
+                   search_s=time.monotonic() - began)
+        if result.stopped:
+            out[COMPONENTS_DOWN] = last["down"]
+        return out
 
     try:
-        result = capacity.search(measure, knobs)
+        result = capacity.search(measure, knobs, done,
+                                 on_step=lambda partial: progress(record(partial, True)) if progress else None)
     finally:
         probe.on_stop()
-    record = result.to_dict()
-    record.update(slo=plan.slo.describe() if plan.slo else None, hold_s=knobs.hold, warmup_s=knobs.warmup,
-                  growth=knobs.growth, precision=knobs.precision, max_rate=knobs.max_rate,
-                  step_labels=[cell.pattern.label for cell in cells], idle_ms=idle_ms, step_cooldowns=cooldowns)
-    return record
+    return record(result, False)
 
 
-def run_any(environment: Environment, plan: Plan | LevelPlan, *, cell_time_limit: float) -> dict[str, Any]:
-    """Run a pattern plan or a level plan; returns what belongs at the top of summary.json (the capacity)."""
+def run_any(environment: Environment, plan: Plan | LevelPlan, *, cell_time_limit: float,
+            searched: dict[str, Any] | None = None,
+            progress: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    """Run a pattern plan or a level plan; returns what belongs at the top of summary.json (the capacity).
+
+    `progress` gets that as it grows (after every capacity step), so an interrupted search keeps its steps;
+    `searched` is the `capacity` an interrupted run left, continued here (a finished one is returned as it is)."""
     if not isinstance(plan, LevelPlan):
         run_plan(environment, plan, cell_time_limit=cell_time_limit)
         return {}
@@ -154,7 +186,8 @@ def run_any(environment: Environment, plan: Plan | LevelPlan, *, cell_time_limit
         run_level(environment, level, repetition, plan, cell_time_limit)
     if plan.search is None:
         return {}
-    began = time.monotonic()
-    found = run_search(environment, plan, cell_time_limit)
-    found["search_s"] = time.monotonic() - began
+    if searched and not searched.get("searching"):
+        return {"capacity": searched}  # the search ended before: nothing to continue
+    found = run_search(environment, plan, cell_time_limit, searched,
+                       (lambda partial: progress({"capacity": partial})) if progress else None)
     return {"capacity": found}

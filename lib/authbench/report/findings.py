@@ -7,7 +7,7 @@ constants below, so a reader can see why a statement was (or was not) made.
 from __future__ import annotations
 
 from authbench.results.summary import SAMPLES_FOR_PERCENTILE
-from authbench.results.table import TPS_DECIMALS, run_label
+from authbench.results.table import TPS_DECIMALS, degraded_text, run_label
 
 from .load import CUT_SHORT, INCOMPLETE, STOPPED, WRITE_CUT, Results, threads_of
 
@@ -68,10 +68,10 @@ def caveats(results: Results) -> list[str]:
                    "one-second readings: treat them as rough.")
     for cell in cells:
         if cell.degraded:
-            lost = cell.degraded
+            why = ("its figures cover fewer journeys than planned" if "workers_lost" in cell.degraded
+                   else "its figures were measured on what was left of the cluster")
             out.append(f"{cell.backend} {run_label(cell.pattern, cell.repetition)} is degraded: "
-                       f"{lost.get('workers_lost', '?')} worker(s) lost with {lost.get('users_lost', '?')} users and "
-                       f"{lost.get('journeys_lost', '?')} journeys; its figures cover fewer journeys than planned.")
+                       f"{degraded_text(cell.degraded)}; {why}.")
     lab = results.config.get("lab") or {}
     if lab:
         cores = results.machine.get("cores", "?")

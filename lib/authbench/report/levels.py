@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from authbench.results.summary import DISTRIBUTION_LABELS
-from authbench.results.table import MISSING, format_ms, format_share, run_label
+from authbench.results.table import COMPONENTS_DOWN, MISSING, degraded_text, format_ms, format_share, run_label
 
 from .load import Cell, Results
 from .tables import Table
@@ -66,15 +66,23 @@ def capacity_tables(results: Results) -> list[Table]:
         for i, (step, label) in enumerate(zip(found["steps"], found.get("step_labels") or [], strict=False)):
             cell = by_label.get(label)
             record = (cell.open or {}) if cell else {}
+            degraded = [f"degraded: {degraded_text(cell.degraded)}"] if cell and cell.degraded else []
             rows.append([f"{step['rate']:.4g}", step["stage"], _cooldown(cooldowns[i] if i < len(cooldowns) else None),
                          f"{record['achieved_rate']:.4g}" if record else MISSING,
                          format_ms(record["response_ms"]["p99"]) if record else MISSING,
                          f"{100.0 * cell.summary.errors / cell.summary.tests:.2f}" if cell and cell.summary.tests
                          else MISSING, "pass" if step["passed"] else "FAIL",
-                         "; ".join(record.get("slo_failures", []) + record.get("not_sustained_because", []))])
+                         "; ".join(record.get("slo_failures", []) + record.get("not_sustained_because", [])
+                                   + degraded)])
         answer = found.get("answer")
         notes = [f"Maximum capacity: {answer:.4g}/s (SLO {found.get('slo')}, confirmed)." if answer is not None
                  else "No confirmed maximum capacity: see the steps."]
+        if found.get("searching"):
+            notes.append(f"The search was interrupted after {len(found['steps'])} steps; --resume continues it.")
+        if found.get("stopped"):
+            notes.append(f"The search stopped: the cluster was degraded during its last step "
+                         f"({degraded_text({COMPONENTS_DOWN: found.get(COMPONENTS_DOWN) or ['?']})}); no rate "
+                         "is confirmed on what was left of it.")
         if found.get("ceiling_reached"):
             notes.append("Every step up to the search's maximum rate passed: the capacity is higher.")
         if found.get("idle_ms") is not None:

@@ -104,8 +104,8 @@ def overview_table(results: Results) -> Table:
     if marked:
         notes.append(f"{WEAK_MARK} errors in at least one repetition: TPS counts successful journeys only.")
     if degraded_seen:
-        notes.append(f"{DEGRADED_MARK.strip()}: a worker was lost during at least one repetition, with its users "
-                     "and journeys (see the findings).")
+        notes.append(f"{DEGRADED_MARK.strip()}: a worker was lost (with its users and journeys) or a lab component "
+                     "was down during at least one repetition (see the findings).")
     return Table("Average TPS", ["backend", *(f"{p} TPS" for p in results.patterns)], rows, notes=notes)
 
 

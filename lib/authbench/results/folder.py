@@ -7,6 +7,7 @@ locked for as long as the claim is held, so a second writer is refused even when
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -75,10 +76,9 @@ def resume_mismatch(path: Path, plan: dict, target: str) -> str | None:
     """Why a run folder cannot be continued with this plan and target, or None.
 
     Resume may only add the cells the folder lacks, measured the same way: same target, same
-    patterns, warm-up and repetitions. Anything else would mix two experiments under one summary.
+    patterns or levels, warm-up, repetitions, arrivals, SLO and search. Anything else would mix two
+    experiments under one summary. `plan` is the whole plan as summary.json holds it.
     """
-    import json
-
     from .recorder import SAMPLES_FILE, SUMMARY_FILE, header_problem
 
     try:
@@ -90,10 +90,96 @@ def resume_mismatch(path: Path, plan: dict, target: str) -> str | None:
         return f"{path / SUMMARY_FILE} is not a run summary ({type(exc).__name__}: {exc}); resume a run folder"
     if stored_target != target:
         return f"{path} measured {stored_target}, not {target}; resume with the same --target"
+    plan = json.loads(json.dumps(plan))  # tuples as lists, as the stored plan reads back
     if stored_plan != plan:
-        return (f"{path} was run with {stored_plan}, not {plan}; resume with the same --pattern, --warmup "
-                "and --repeat")
+        phrases, options = plan_difference(stored_plan, plan)
+        return f"{path} was run with {'; '.join(phrases)}; resume with the same {' and '.join(options)}"
     return header_problem(Path(path) / SAMPLES_FILE)
+
+
+# summary.json's plan keys, as the options that set them
+_CLOSED_OPTIONS = (("patterns", "--pattern"), ("warmup_s", "--warmup"), ("repeat", "--repeat"))
+_OPEN_OPTIONS = (("repeat", "--repeat"), ("arrivals", "--arrivals"), ("seed", "--seed"), ("max_users", "--max-users"),
+                 ("queue_for_s", "--queue-for"), ("late_after_ms", "--late-after"), ("slo", "--slo"))
+_SEARCH_OPTIONS = (("start", "--start-rate"), ("growth", "--growth"), ("precision", "--precision"),
+                   ("max_rate", "--max-rate"), ("hold", "--step-duration"), ("warmup", "--step-warmup"),
+                   ("max_steps", "the search's step limit"))
+_UNITS = {"warmup_s": "s", "queue_for_s": "s", "late_after_ms": "ms", "start": "/s", "max_rate": "/s", "hold": "s",
+          "warmup": "s"}
+
+
+def plan_difference(stored: dict, wanted: dict) -> tuple[list[str], list[str]]:
+    """(phrases "--slo p99<1s, not p99<2s", the options named) of two plans as summary.json holds them."""
+    if stored.get("model") != wanted.get("model"):
+        return [f"{_plan_text(stored)}, not {_plan_text(wanted)}"], ["--pattern, --rate or --levels"]
+    if stored.get("model") != "open":
+        phrases, options = _differing(stored, wanted, _CLOSED_OPTIONS)
+        return (phrases, options) if phrases else _other(stored, wanted)
+    phrases, options = _differing(stored, wanted, _OPEN_OPTIONS)
+    levels, wanted_levels = stored.get("levels") or [], wanted.get("levels") or []
+    if levels != wanted_levels:
+        phrases.insert(0, f"{_levels_text(levels)}, not {_levels_text(wanted_levels)}")
+        options.insert(0, "--rate, --duration and --warmup" if _is_rate(levels) else "--levels")
+    searched, wanted_search = stored.get("search"), wanted.get("search")
+    if (searched is None) != (wanted_search is None):
+        phrases.append("the capacity search, not without it" if searched else "no capacity search, not with one")
+        options.append("capacity search (max)")
+    elif searched != wanted_search:
+        more = _differing(searched, wanted_search, _SEARCH_OPTIONS)
+        phrases += more[0]
+        options += more[1]
+    return (phrases, options) if phrases else _other(stored, wanted)
+
+
+def _differing(stored: dict, wanted: dict, names: tuple[tuple[str, str], ...]) -> tuple[list[str], list[str]]:
+    phrases, options = [], []
+    for key, option in names:
+        if stored.get(key) != wanted.get(key):
+            phrases.append(f"{option} {_value(key, stored.get(key))}, not {_value(key, wanted.get(key))}")
+            options.append(option)
+    return phrases, options
+
+
+def _value(key: str, value: object) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, list):
+        return ",".join(map(str, value))
+    if key == "precision" and isinstance(value, float):
+        return f"{value * 100:g}%"
+    return f"{value:g}{_UNITS.get(key, '')}" if isinstance(value, float) else str(value)
+
+
+def _is_rate(levels: list[dict]) -> bool:
+    """A --rate run: one level named after its rate."""
+    return len(levels) == 1 and levels[0]["name"] == f"{levels[0]['rate']:.4g}/s"
+
+
+def _levels_text(levels: list[dict]) -> str:
+    if not levels:
+        return "no levels"
+    if _is_rate(levels):
+        level = levels[0]
+        return (f"--rate {level['name']} --duration {level['duration_s']:g}s"
+                + (f" --warmup {level['warmup_s']:g}s" if level["warmup_s"] else ""))
+    return "--levels " + ",".join(f"{level['name']}={level['rate']:.4g}/s:{level['duration_s']:g}s"
+                                  + (f":{level['warmup_s']:g}s" if level["warmup_s"] else "") for level in levels)
+
+
+def _plan_text(plan: dict) -> str:
+    if plan.get("model") == "open":
+        levels = _levels_text(plan["levels"]) if plan.get("levels") else ""
+        search = "the capacity search" if plan.get("search") else ""
+        return " and ".join(part for part in (levels, search) if part) or "no levels"
+    return f"--pattern {_value('patterns', plan.get('patterns') or [])}"
+
+
+def _other(stored: dict, wanted: dict) -> tuple[list[str], list[str]]:
+    return [f"another plan ({_json_text(stored)}), not {_json_text(wanted)}"], ["options"]
+
+
+def _json_text(value: object) -> str:
+    return json.dumps(value, sort_keys=True)
 
 
 def abandon(path: Path, lock: FolderLock) -> None:

@@ -19,6 +19,7 @@ MISSING = "-"
 ERROR_MARK = "*"
 AVERAGE_LABEL = "average"
 CUT_SHORT_LABEL = " (cut short)"  # after a repetition the cell time limit ended: shown, not averaged
+COMPONENTS_DOWN = "components_down"  # in a cell's `degraded`: the lab components down during it, not by the fault plan
 
 Column = tuple[str, Callable[[Summary], str]]
 
@@ -26,6 +27,17 @@ Column = tuple[str, Callable[[Summary], str]]
 def run_label(pattern: str, repetition: int) -> str:
     """'10x200 #1', the row label format_runs expects for one repetition."""
     return f"{pattern or 'run'} #{repetition}"
+
+
+def degraded_text(lost: dict) -> str:
+    """Why a cell is degraded: the workers a distributed run lost, the lab components that were down in it."""
+    parts = []
+    if "workers_lost" in lost:
+        parts.append(f"{lost['workers_lost']} worker(s) lost with {lost.get('users_lost', '?')} users and "
+                     f"{lost.get('journeys_lost', '?')} journeys")
+    if lost.get(COMPONENTS_DOWN):
+        parts.append(f"lab component {', '.join(lost[COMPONENTS_DOWN])} down (not in the fault plan)")
+    return "; ".join(parts)
 
 
 def format_runs(rows: list[tuple[str, Summary]], *, show_warnings: bool = True) -> str:
