@@ -153,3 +153,17 @@ def balancer_statuses(run_dir: str | Path, component: str) -> list[str] | None:
     from authbench_lab import lab
 
     return lab.balancer_statuses(run_dir, component)
+
+
+def component_pids(run_dir: str | Path) -> dict[str, dict[str, Any]]:
+    """Each component's recorded pid and whether that process runs ({pid, running}), from lab.json and the process
+    table only (no health probe: cheap enough to ask every second while a run measures). pid None: the lab stopped it.
+    AuthbenchError when lab.json cannot be read."""
+    from authbench_lab import lab, processes
+
+    try:
+        found = lab.read_state(run_dir) or {}
+    except lab.LabError as exc:
+        raise AuthbenchError(str(exc).splitlines()[0]) from None
+    return {name: {"pid": entry.get("pid"), "running": processes.is_running(entry.get("pid"), entry["fragment"])}
+            for name, entry in found.get("components", {}).items()}

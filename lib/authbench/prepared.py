@@ -108,13 +108,17 @@ class PreparedRun:
     def cell_listeners(self, run_dir: Path,
                        say: Callable[[str], None]) -> Iterator[tuple[Any, Callable[[], dict[str, Any]]]]:
         """(listen, extras) for headless.execute: the fault plan played in the measured phase and what it did
-        (docs/failover.md), and the CPU and memory of the lab servers the journey samples. Both stop when the
-        block ends."""
+        (docs/failover.md), the CPU and memory of the lab servers the journey samples, and the lab's components
+        watched (one that goes down outside the fault plan marks the cells degraded). All stop when the block
+        ends."""
         from .cluster.faults.execute import FaultSchedule
+        from .cluster.health import watching
 
-        with _lab_sampler(self.journey, run_dir) as sampler:
+        journey = self.journey
+        with _lab_sampler(journey, run_dir) as sampler, watching(journey.lab_dir, journey.backend, self.faults,
+                                                                  say) as watcher:
             schedule = FaultSchedule(self.faults, self.journey.lab_dir or None, say) if self.faults else None
-            parts = [part for part in (sampler, schedule) if part is not None]
+            parts = [part for part in (sampler, watcher, schedule) if part is not None]
 
             def listen(context: Any) -> None:
                 for part in parts:
