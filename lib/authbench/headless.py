@@ -1,7 +1,8 @@
 """A headless run from plan to printed table: results directory, Locust runner, summaries on the go.
 
 Everything a run measures is written as it happens — each sample to `samples.csv` as its journey
-ends, `summary.json` after every pattern × repetition — so an interrupted run keeps what it measured.
+ends, `summary.json` after every pattern × repetition and capacity step — so an interrupted run keeps
+what it measured.
 """
 
 from __future__ import annotations
@@ -73,9 +74,9 @@ def execute(
     """Run the plan; `config` describes the run for the record and must hold no secrets.
 
     `listen` subscribes to the run's events; `resume` continues a run folder, skipping the cells its
-    summary.json holds and dropping the samples of a cell that was cut off. Without `environment` the
-    run is local (a runner made and shut down here); a caller's environment keeps its runner (a master
-    with its workers, see distributed.master). `metrics_port` serves /metrics.
+    summary.json holds (and the capacity steps it lists) and dropping the samples of a cell that was cut
+    off. Without `environment` the run is local (a runner made and shut down here); a caller's environment
+    keeps its runner (a master with its workers, see distributed.master). `metrics_port` serves /metrics.
     """
     run_dir = results_dir(results_base, run_id)
     document = _resumed(run_dir) if resume else None
@@ -145,6 +146,7 @@ def execute(
         if listen is not None:
             listen(environment.authbench)
         server = metrics.serve(environment, metrics_port, metrics_host) if metrics_port is not None else None
+
         def progress(extra: dict[str, Any]) -> None:  # the capacity search's steps, as they are measured
             document.update(extra)
             recorder.write_summary(document)

@@ -30,8 +30,9 @@ Say = Callable[[str], None]
 
 
 def execute(prepared: PreparedRun, say: Say = print) -> int:
-    """The whole run; its exit status (0, 1 when a cell was cut short or workers were lost, 3 when the
-    measured journeys failed more than --max-error-pct). AuthbenchError for what stops it before the load."""
+    """The whole run; its exit status (0, 1 when a cell was cut short or degraded (workers lost, a lab component
+    down), 3 when the measured journeys failed more than --max-error-pct). AuthbenchError for what stops it
+    before the load."""
     if isinstance(prepared.settings.role, Worker):
         return serve_as_worker(prepared, say)
     with ExitStack() as held:

@@ -97,22 +97,28 @@ def test_a_levels_run_resumes_with_the_missing_level_only(lab_env, tmp_path, cap
 def test_an_interrupted_capacity_search_keeps_its_steps_and_continues(lab_env, tmp_path, capsys):
     folder = tmp_path / "c"
     command = ["capacity", "--target", "lab:stateless", *CAPACITY, "--results", str(tmp_path), "--run-id", "c"]
-    _stop_when(command, folder, lambda document: len((document.get("capacity") or {}).get("steps", [])) == 1
-               and _rows(folder, "max-2-") >= 3)
+    _stop_when(command, folder, lambda document: _cells(document) == ["max-1-grow@4/s"]
+               and len((document.get("capacity") or {}).get("steps", [])) == 1 and _rows(folder, "max-2-") >= 3)
     first = _summary(folder)
-    partial = first["capacity"]
-    assert partial["searching"] and partial["step_labels"] == ["max-1-grow@4/s"] == _cells(first)
-    assert partial["steps"] == [{"rate": 4.0, "stage": "grow", "passed": True}]
+    partial = first["capacity"]  # written after every step: the steps measured before the signal
+    kept = len(partial["steps"])
+    assert partial["searching"] and kept >= 1 and partial["step_labels"] == _cells(first)
+    assert partial["steps"][0] == {"rate": 4.0, "stage": "grow", "passed": True}
+    cut = first["interrupted"]["cell"]["pattern"]
+    assert cut.startswith(f"max-{kept + 1}-")
 
     code = main([*command, "--resume"])
     out = capsys.readouterr().out
     assert code == 0, out
     document = _summary(folder)
     found = document["capacity"]
-    assert [(s["rate"], s["stage"]) for s in found["steps"]] == [(4.0, "grow"), (8.0, "grow"), (8.0, "confirm")]
-    assert found["step_labels"] == ["max-1-grow@4/s", "max-2-grow@8/s", "max-3-confirm@8/s"] == _cells(document)
-    assert found["answer"] == 8.0 and not found["searching"] and found["search_s"] > partial["search_s"]
-    assert document["cells"][0] == first["cells"][0] and "max-1-grow@4/s #1: 8 tests" not in out  # not measured again
-    assert "max-2-grow@8/s #1: 16 tests" in out and "maximum capacity: 8/s" in out
-    samples = [s for s in read_samples(folder / "samples.csv") if s.phase == "measured"]
-    assert sum(s.pattern == "max-2-grow@8/s" for s in samples) == 16  # the cut attempt's rows are gone
+    assert found["steps"][:kept] == partial["steps"] and len(found["steps"]) > kept  # continued, not restarted
+    assert found["step_labels"] == _cells(document) and found["step_labels"][kept] == cut
+    assert document["cells"][:kept] == first["cells"]  # the steps measured before were not measured again
+    assert not any(f"{label} #1: " in line and " tests, " in line for label in partial["step_labels"]
+                   for line in out.splitlines())
+    assert not found["searching"] and found["search_s"] > partial["search_s"]
+    assert found["steps"][-1]["stage"] == "confirm"
+    assert f"{cut} #1: " in out and "maximum capacity: " in out
+    samples = [s for s in read_samples(folder / "samples.csv") if s.phase == "measured" and s.pattern == cut]
+    assert len(samples) == next(c for c in document["cells"] if c["pattern"] == cut)["open"]["planned"]  # one attempt
