@@ -16,7 +16,7 @@ from authbench.cli import main
 
 from ports import PYSAML2_FAILOVER
 
-PLAN = "at=2s stop memcached-a"  # down to the end of the cell (the run starts it again then)
+PLAN = "at=1s stop memcached-a"  # down to the end of the cell (the run starts it again then)
 
 
 @pytest.fixture(scope="module")
@@ -31,8 +31,8 @@ def test_an_error_page_instead_of_sso_is_a_lost_session(lab, cluster, tmp_path, 
     accounts = tmp_path / "accounts.csv"
     accounts.write_text("user,password\n" + "".join(f"{user},{password}\n" for user, password in ACCOUNTS.items()))
     try:
-        code = main(["run", "--target", cluster.protected_url, "--accounts-csv", str(accounts), "--pattern", "3x8",
-                     "--timeout", "2s", "--pace", "0.5s", "--reuse-session", "--fault", PLAN, "--results",
+        code = main(["run", "--target", cluster.protected_url, "--accounts-csv", str(accounts), "--pattern", "3x6",
+                     "--timeout", "2s", "--pace", "0.4s", "--reuse-session", "--fault", PLAN, "--results",
                      str(tmp_path), "--run-id", "f"])
     finally:
         from authbench_lab import lab as lab_api
@@ -45,5 +45,5 @@ def test_an_error_page_instead_of_sso_is_a_lost_session(lab, cluster, tmp_path, 
     assert (stop["logged_in_users"], stop["reauthenticated_users"], stop["failed_users"]) == (3, 0, 3), stop
     assert stop["test4"] == "×" and stop["recovery_s"] is None, stop
     assert "http status" in cell["summary"]["reasons"], cell["summary"]["reasons"]  # the IdP's error page
-    assert "Test 4 × at=2s stop memcached-a: 3 of 3 logged-in users lost SSO (0 asked for their password again, " \
+    assert "Test 4 × at=1s stop memcached-a: 3 of 3 logged-in users lost SSO (0 asked for their password again, " \
         "3 still shown errors)" in out
