@@ -22,7 +22,7 @@ from . import metrics
 from .openmodel import report as open_report
 from .openmodel.rates import LevelPlan
 from .openmodel.runner import run_any
-from .patterns import Plan
+from .patterns import DEFAULT_CELL_TIME_LIMIT, Plan
 from .results.failures import DEFAULT_KEEP, FailureBudget, FailureKeeper, failures_section, format_failures
 from .results.provenance import machine, versions
 from .results.recorder import SAMPLES_FILE, SUMMARY_FILE, Recorder, keep_cells, results_dir
@@ -32,8 +32,6 @@ from .results.writes import ResultsWriteError, WriteCut, WriteGuard
 from .runner import CellResult, create_environment
 from .signals import Interrupted, StoppedByUser, note, stop_record
 from .user import JourneyUser, RunContext
-
-DEFAULT_CELL_TIME_LIMIT = 3600.0  # seconds one pattern × repetition may take before it is cut short
 
 
 @dataclass

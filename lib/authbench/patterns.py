@@ -24,6 +24,7 @@ _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
 class PlanError(AuthbenchError, ValueError):
     """Bad pattern, duration or repeat count; the message names the bad value and the expected form."""
 
+DEFAULT_CELL_TIME_LIMIT = 3600.0  # seconds one pattern × repetition may take before it is cut short
 
 @dataclass(frozen=True)
 class Pattern:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import AuthbenchError
+from .patterns import DEFAULT_CELL_TIME_LIMIT
 from .results.failures import DEFAULT_KEEP
 
 if TYPE_CHECKING:
@@ -22,7 +23,6 @@ if TYPE_CHECKING:
     from .patterns import Plan
 
 NEW, RESUME, OVERWRITE = "new", "resume", "overwrite"  # what to do with an existing run folder
-DEFAULT_CELL_TIME_LIMIT = 3600.0
 
 
 @dataclass(frozen=True)

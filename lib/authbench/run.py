@@ -94,9 +94,9 @@ def claim_folder(prepared: PreparedRun) -> tuple[Path, Any]:
             if problem:
                 raise AuthbenchError(f"--resume: {problem}")
         return claim(base, settings.run_id, what="--run-id", existing=settings.existing, hint=RUN_ID_HINT)
+    except AuthbenchError:  # FolderBusy, FolderExists, UnsafeName: one line already
+        raise
     except (OSError, ValueError) as exc:
-        if isinstance(exc, AuthbenchError):
-            raise
         raise AuthbenchError(f"cannot write results under {settings.results!r}: {exc}") from None
 
 

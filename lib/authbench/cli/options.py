@@ -94,11 +94,7 @@ def add_success_options(group: argparse._ArgumentGroup) -> None:
     """compare's: what counts as logged in, and what is kept of failures."""
     from ..results.failures import DEFAULT_KEEP
 
-    group.add_argument("--expect", metavar="TEXT",
-                       help="text the SP's page after login must contain; {user} is the account's user name "
-                       "(default: any 2xx page of the SP that is not a login form and not the IdP's)")
-    group.add_argument("--expect-regex", metavar="REGEX", help="a regular expression that page must match")
-    group.add_argument("--expect-status", type=int, metavar="CODE", help="the HTTP status that page must have")
+    common.add_expect_options(group)
     group.add_argument("--keep-failures", type=int, default=DEFAULT_KEEP, metavar="N",
                        help=f"failing journeys kept per reason under results/<id>/failures/ (default {DEFAULT_KEEP})")
 

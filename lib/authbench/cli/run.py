@@ -11,12 +11,12 @@ from typing import Any
 
 from .. import kinds
 from ..errors import AuthbenchError
-from ..kinds.base import AccountOptions, CommonOptions
+from ..kinds.base import CommonOptions
 from ..kinds.common import DEFAULT_TIMEOUT, add_account_options, add_tls_options
 from ..results.failures import DEFAULT_KEEP
 from . import fault_options, openmodel
 from .console import say
-from .options import add_lab_dir_option, check_ports, durations
+from .options import account_options, add_lab_dir_option, check_ports, durations
 
 DEFAULT_MASTER_PORT = 5557  # Locust's
 DEFAULT_PATTERN = "2x1000,10x200,20x200"  # the 2012 report's
@@ -138,9 +138,7 @@ def prepare(args: argparse.Namespace) -> Any:
         plan = openmodel.level_plan(args, plan.warmup, plan.repeat)
     common = CommonOptions(
         target=args.target, timeout=timeout, ca_bundle=args.ca_bundle, insecure=args.insecure, lab_dir=args.lab_dir,
-        pace=fault_options.pace(args, cell_limit),
-        accounts=AccountOptions(args.account, args.password_file, args.accounts_csv, args.accounts_template,
-                                args.password_rule, args.order, args.seed))
+        pace=fault_options.pace(args, cell_limit), accounts=account_options(args))
     settings = RunSettings(
         results=args.results, run_id=args.run_id, existing=RESUME if args.resume else OVERWRITE if args.overwrite
         else NEW, force=args.force, cell_time_limit=cell_limit, keep_failures=args.keep_failures,

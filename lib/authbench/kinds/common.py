@@ -69,6 +69,11 @@ def add_login_options(group: Any) -> None:
     group.add_argument("--password-field", help="login form field for the password")
     group.add_argument("--reuse-session", action="store_true",
                        help="keep cookies between a user's journeys: later ones measure SSO without password")
+    add_expect_options(group)
+
+
+def add_expect_options(group: Any) -> None:
+    """What counts as logged in beyond the walk's own rule (SAML, your own journeys, compare)."""
     group.add_argument("--expect", metavar="TEXT",
                        help="text the SP's page after login must contain; {user} is the account's user name "
                        "(default: any 2xx page of the SP that is not a login form and not the IdP's)")
