@@ -102,6 +102,7 @@ class PreparedRun:
         role = self.settings.role
         return {**self.journey.record, "keep_failures": self.settings.keep_failures, "pace_s": self.pace,
                 "faults": [fault.describe() for fault in self.faults],
+                "max_error_pct": self.settings.max_error_pct,
                 "processes": role.count if isinstance(role, Workers) else 1}
 
     @contextmanager

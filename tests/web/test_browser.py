@@ -25,6 +25,8 @@ from authbench_lab.config import password_for, username
 
 from ports import WEB
 
+pytestmark = pytest.mark.browser  # make test-browser
+
 CHROMIUM = "/usr/bin/chromium"  # Debian's package (deploy/setup-system.sh); Playwright downloads no browser
 START_LIMIT = 60.0  # seconds for `authbench web` to answer
 RUN_LIMIT_MS = 120_000  # the 2x20 run, warm-up included, on a busy machine

@@ -336,6 +336,7 @@ def _target_run(args, target, plan, lab_config, verify, timeout, cell_limit, pro
 def _print_comparison(campaign, names: list[str]) -> None:
     from ..cluster.checks import CheckResult, format_table
     from ..cluster.faults.table import format_test4
+    from ..results import verdicts
     from ..results.summary import Summary
     from ..results.table import format_comparison, run_label
 
@@ -351,3 +352,7 @@ def _print_comparison(campaign, names: list[str]) -> None:
     if by_target:
         say("\n" + format_comparison(by_target))
     say(f"\ncampaign: {campaign.folder}")
+    for name in names:
+        panel = verdicts.lines(campaign.run_document(name).get("verdicts") or {})
+        if panel:
+            say(f"\n{name}: " + "\n".join(panel))

@@ -50,6 +50,7 @@ class LiveRun:
         self._durations: dict[int, list[float]] = {}  # epoch second -> ms of the ok journeys that ended in it
         self._quantiles: dict[int, tuple[float, float]] = {}  # p50, p95 of a second that is over (computed once)
         self.marks: list[dict[str, Any]] = []  # cell starts, measured phases and cell ends, for the chart
+        self.verdicts: dict[str, Any] | None = None  # the panel as summary.json last had it (results.verdicts)
 
     def attach(self, events: RunEvents, context: Any = None) -> None:
         """Follow the runs of `events`; `context` (the RunContext) also gives the running level's live figures."""
@@ -60,6 +61,7 @@ class LiveRun:
         events.cell_stop.add_listener(self.on_cell_stop)
         events.failure.add_listener(self.on_failure)
         events.fault.add_listener(self.on_fault)
+        events.verdicts.add_listener(self.on_verdicts)
 
     def begin(self, run_id: str, target: str, plan: Plan) -> None:
         """A new run: forget the previous one."""
@@ -137,6 +139,9 @@ class LiveRun:
         self.phase = ""  # between cells: nothing is running until the next cell_start
         self._mark("end", cell.pattern, cell.repetition)
 
+    def on_verdicts(self, verdicts: dict[str, Any], **_: Any) -> None:
+        self.verdicts = verdicts
+
     # -- the JSON the page polls -------------------------------------------------------------------
 
     def snapshot(self) -> dict[str, Any]:
@@ -167,7 +172,7 @@ class LiveRun:
             },
             "journeys": {"measured": self.done[MEASURED], "warmup": self.done[WARMUP], "planned": planned},
             "time": self._time(planned),
-            "rows": rows, "running": running, "level": self._level_live(),
+            "rows": rows, "running": running, "level": self._level_live(), "verdicts": self.verdicts,
             "reasons": [{"reason": reason, "measured": self.reasons[MEASURED][reason],
                          "warmup": self.reasons[WARMUP][reason], "example": self.examples.get(reason)}
                         for reason in sorted(set(self.reasons[MEASURED]) | set(self.reasons[WARMUP]))],

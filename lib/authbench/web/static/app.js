@@ -47,6 +47,7 @@ function grinderRow(row) {
 }
 
 function showRun(s) {
+  showVerdicts(s.verdicts);
   $("state").textContent = s.state;
   $("state").className = `badge ${s.state}`;
   $("logout").hidden = !s.login;
