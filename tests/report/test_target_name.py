@@ -1,4 +1,5 @@
-"""A run is named in its report as the user named its target (lab:memcached), not by the URL it resolved to."""
+"""A run is named in its report as the user named its target (lab:memcached), not by the URL it resolved to;
+a single run against the lab samples its servers' CPU, as `compare` does, and the report shows it."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
-from authbench.cli import build_parser
+from authbench.cli import build_parser, main
 from authbench.cli.run import prepare
 from authbench.prepared import TARGET_NAME
 from authbench.report import write_report
@@ -37,3 +38,17 @@ def test_the_report_labels_a_run_by_its_target_name_or_its_cleaned_url(tmp_path)
     md = md_path.read_text()
     assert "backends: lab:memcached" in md and "| lab:memcached | " in md
     assert "| target name | lab:memcached |" in md and f"| target | {url} |" in md
+
+
+def test_a_single_lab_run_is_named_and_its_servers_cpu_reported(lab, tmp_path, capsys):
+    code = main(["run", "--target", "lab:stateless", "--lab-dir", str(lab.run_dir), "--pattern", "2x10",
+                 "--warmup", "0", "--results", str(tmp_path), "--run-id", "r"])
+    assert code == 0, capsys.readouterr().out
+    folder = tmp_path / "r"
+    cell = json.loads((folder / "summary.json").read_text())["cells"][0]
+    assert {"generator", "idp-a", "idp-b", "lb", "ldap"} <= set(cell["resources"]["components"])
+    _, md_path = write_report(folder, tmp_path / "out")
+    md = md_path.read_text()
+    assert "**lab:stateless: CPU per component**" in md and "CPU was not sampled" not in md
+    header = next(line for line in md.splitlines() if line.startswith("| cell | generator |"))
+    assert "idp-a" in header and "idp-b" in header
