@@ -301,7 +301,7 @@ def _target_run(args, target, plan, lab_config, verify, timeout, cell_limit, pro
     options = kinds.saml.Options(reuse_session=bool(args.fault), expect=args.expect, expect_regex=args.expect_regex,
                                  expect_status=args.expect_status)
     settings = RunSettings(existing=RESUME, cell_time_limit=cell_limit, keep_failures=args.keep_failures)
-    prepared = prepare(kinds.saml.KIND, common, options, plan, settings, args.fault)
+    prepared = prepare(kinds.saml.KIND, common, options, plan, settings, args.fault, name=target.name)
     check = prepared.journey.preflight()  # before any load: one whole login; every hop shown only when it failed
     for line in check.lines() if not check.ok else [f"preflight: one login as {check.account}: logged in"]:
         say(f"{target.name}: {line}")

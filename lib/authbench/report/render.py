@@ -41,7 +41,7 @@ CAMPAIGN_KEYS = (
     ("lab.stickiness", "lab stickiness"), ("lab.users", "lab accounts"),
 )
 RUN_KEYS = (
-    ("target", "target"), ("sp", "SP mode"), ("tls_verify", "TLS verification"),
+    ("target_name", "target name"), ("target", "target"), ("sp", "SP mode"), ("tls_verify", "TLS verification"),
     ("verify_signature", "signature verified in-process"), ("timeout_s", "request timeout (s)"),
     ("accounts.type", "accounts"), ("accounts.template", "account template"), ("accounts.file", "accounts file"),
     ("accounts.accounts", "number of accounts"), ("accounts.user", "account"),
