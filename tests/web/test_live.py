@@ -39,4 +39,6 @@ def test_snapshot_of_a_plan_with_failures_and_repetitions():
     assert [len(s["rows"]) for s in seen] == [1, 3, 4, 6]  # each cell's row (and average) as it ends
     last_cell = snapshot["current"]
     assert last_cell["pattern"] == "2x5" and [u["measured"] for u in last_cell["per_user"]] == [5, 5]
-    assert sum(point["ok"] + point["errors"] for point in snapshot["timeline"]) == total
+    series = live.timeline_view()["series"]  # the whole run's timeline, every journey in it
+    assert sum(series["ok_per_s"]) * series["width_s"] + sum(series["errors_per_s"]) * series["width_s"] == total
+    assert sum(series["warmup"]) > 0 and [m["what"] for m in live.marks].count("start") == 4
