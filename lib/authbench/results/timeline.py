@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from .sample import MEASURED, OK, WARMUP, Sample
@@ -145,9 +145,11 @@ def build(samples: Iterable[Sample], max_points: int = MAX_POINTS) -> Timeline:
     return timeline
 
 
-def annotations(samples: Iterable[Sample], document: dict[str, Any]) -> list[dict[str, Any]]:
+def annotations(samples: Iterable[Sample], document: dict[str, Any],
+                show: Callable[[str], str] = str) -> list[dict[str, Any]]:
     """The marks of a finished run, as the live page makes them: each cell's start (a level's, for the open
-    model), its measured phase and its end, from its samples; each played fault, from summary.json."""
+    model), its measured phase and its end, from its samples; each played fault, from summary.json, named
+    by `show` (cluster.faults.table.shown hides a command's arguments)."""
     spans: dict[tuple[str, int], list[float]] = {}  # cell -> [first start, first measured start, last end]
     for s in samples:
         span = spans.setdefault((s.pattern, s.repetition), [s.start, math.inf, s.end])
@@ -170,11 +172,11 @@ def annotations(samples: Iterable[Sample], document: dict[str, Any]) -> list[dic
     for cell in cells:
         for fault in cell.get("faults") or []:
             if fault.get("time") is not None:
-                marks.append(fault_mark(fault))
+                marks.append(fault_mark(fault, show))
     return sorted(marks, key=lambda m: m["t"])
 
 
-def fault_mark(record: dict[str, Any]) -> dict[str, Any]:
-    """A played fault as a mark: its action without `at=…`, and whether it failed."""
-    label = str(record["fault"]).split(" ", 1)[-1] + ("" if record.get("ok", True) else " (failed)")
+def fault_mark(record: dict[str, Any], show: Callable[[str], str] = str) -> dict[str, Any]:
+    """A played fault as a mark: its action as `show` names it, without `at=…`, and whether it failed."""
+    label = show(str(record["fault"])).split(" ", 1)[-1] + ("" if record.get("ok", True) else " (failed)")
     return {"t": record["time"], "what": FAULT, "label": label}

@@ -10,6 +10,7 @@ import time
 from collections import Counter
 from typing import Any
 
+from ..cluster.faults.table import shown
 from ..events import RunEvents
 from ..patterns import Pattern, Plan
 from ..results.failures import Evidence, example_name
@@ -98,7 +99,7 @@ class LiveRun:
 
     def on_fault(self, record: dict[str, Any], **_: Any) -> None:
         """A fault of the plan was acted on: a mark on the chart where it began (its outcome in the label)."""
-        self.marks.append(fault_mark(record))
+        self.marks.append(fault_mark(record, lambda fault: shown(fault, "")))  # a command's arguments hidden
         del self.marks[:-3 * MAX_POINTS]
 
     def on_sample(self, sample: Sample, **_: Any) -> None:
