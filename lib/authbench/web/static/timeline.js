@@ -27,13 +27,15 @@ const AuthbenchTimeline = (() => {
     return bands;
   }
 
+  // x is each bucket's middle: bars centred on it span the bucket, and the lines pass through its figures.
   function columns(series) {
-    return [series.t, series.ok_per_s, series.errors_per_s, series.p50_ms, series.p95_ms, series.p99_ms,
+    const half = (series.width_s || 1) / 2;
+    return [series.t.map((t) => t + half), series.ok_per_s, series.errors_per_s, series.p50_ms, series.p95_ms, series.p99_ms,
       series.in_flight];
   }
 
   function bars(size) {
-    return uPlot.paths.bars({ size: [size, 60], align: 1 });
+    return uPlot.paths.bars({ size: [size, Infinity], align: 0 });
   }
 
   function options(width, state) {
@@ -52,7 +54,7 @@ const AuthbenchTimeline = (() => {
         { scale: "users", side: 1, label: "users in flight", stroke: COLORS.users, grid: { show: false }, size: 48 },
       ],
       series: [
-        { label: "time" },
+        { label: "time", value: (u, v) => (v == null ? "-" : new Date(v * 1000).toLocaleTimeString()) },
         { label: "ok/s", scale: "rate", stroke: COLORS.ok, fill: "rgba(22, 163, 74, 0.55)", width: 0,
           paths: bars(0.92), points: { show: false }, value: (u, v) => fixed(2)(v) },
         { label: "errors/s", scale: "rate", stroke: COLORS.errors, fill: "rgba(220, 38, 38, 0.85)", width: 0,
@@ -79,13 +81,14 @@ const AuthbenchTimeline = (() => {
   // of the last bucket, so the first warm-up band and the last bar are drawn whole; a zoom is kept as chosen.
   function xRange(u, lo, hi, state) {
     if (!whole(u, lo, hi)) return [lo, hi];
-    const first = Math.min(lo, ...state.marks.filter((m) => m.t >= lo - 60).map((m) => m.t));
-    return [first, hi + state.width];
+    const half = state.width / 2;
+    const first = Math.min(lo - half, ...state.marks.filter((m) => m.t >= lo - 60).map((m) => m.t));
+    return [first, hi + half];
   }
 
   function drawBands(u, state) {
     const g = u.ctx, top = u.bbox.top, height = u.bbox.height;
-    const xs = u.data[0], t1 = xs.length ? xs[xs.length - 1] + state.width : 0;
+    const xs = u.data[0], t1 = xs.length ? xs[xs.length - 1] + state.width / 2 : 0;
     g.save();
     g.fillStyle = COLORS.warmup;
     for (const [a, b] of warmupBands(state.marks, t1)) {
