@@ -116,7 +116,8 @@ def test_start_watch_and_read_a_run_in_chromium(web, tmp_path):
             expect(chart).to_have_attribute("data-boundaries", "1")
             expect(chart.locator("canvas")).to_be_visible()
             chart.locator(".u-over").hover()  # the legend reads the second under the pointer
-            expect(chart.locator(".u-legend .u-series").nth(1).locator(".u-value")).to_have_text(re.compile(r"^\d+\.\d\d$"))
+            ok_per_s = chart.locator(".u-legend .u-series").nth(1).locator(".u-value")
+            expect(ok_per_s).to_have_text(re.compile(r"^\d+\.\d\d$"))
             assert "elapsed" in page.locator("#clock").inner_text()
             page.screenshot(path=str(tmp_path / "run.png"), full_page=True)
             if os.environ.get("AUTHBENCH_SCREENSHOTS"):  # for a person to look at
