@@ -11,6 +11,8 @@ const AuthbenchTimeline = (() => {
   const COLORS = { ok: "#16a34a", errors: "#dc2626", p50: "#2563eb", p95: "#9333ea", p99: "#db2777",
     users: "#6b7280", warmup: "rgba(107, 114, 128, 0.16)", cell: "#374151", level: "#0369a1", fault: "#c2410c" };
   const FONT = "11px system-ui, sans-serif";
+  // x ticks in whole seconds at least (buckets are a second or more wide), up to a day.
+  const TIME_STEPS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400];
 
   const fixed = (digits) => (v) => (v == null ? "-" : v.toFixed(digits));
   const unit = (suffix) => (u, values) => values.map((v) => (v == null ? "" : `${+v.toFixed(2)}${suffix}`));
@@ -48,10 +50,10 @@ const AuthbenchTimeline = (() => {
         ms: { range: (u, lo, hi) => [0, Math.max(1, hi * 1.1)] },
         users: { range: (u, lo, hi) => [0, Math.max(1, hi * 1.25)] } },
       axes: [
-        { stroke: "#4b5563", grid: { stroke: "#eef0f3" } },
+        { stroke: "#4b5563", grid: { stroke: "#eef0f3" }, incrs: TIME_STEPS },
         { scale: "rate", label: "journeys/s", stroke: "#4b5563", grid: { stroke: "#eef0f3" }, values: unit("/s"), size: 56 },
-        { scale: "ms", side: 1, label: "response time", stroke: "#4b5563", grid: { show: false }, values: unit(" ms"), size: 64 },
-        { scale: "users", side: 1, label: "users in flight", stroke: COLORS.users, grid: { show: false }, size: 48 },
+        { scale: "ms", side: 1, label: "response time", stroke: "#4b5563", grid: { show: false }, values: unit(" ms"), size: 84 },
+        { scale: "users", side: 1, label: "users in flight", stroke: COLORS.users, grid: { show: false }, size: 56 },
       ],
       series: [
         { label: "time", value: (u, v) => (v == null ? "-" : new Date(v * 1000).toLocaleTimeString()) },
@@ -135,8 +137,10 @@ const AuthbenchTimeline = (() => {
     container.dataset.faults = String(marks.filter((m) => m.what === "fault").length);
   }
 
-  // Draw (or redraw) the timeline of `data` ({series, marks}) in `container`; returns the chart handle.
-  function mount(container, data) {
+  // Draw the timeline of `data` ({series, marks}) in `container`, replacing `previous` (a handle mount
+  // returned); returns the chart's handle.
+  function mount(container, data, previous) {
+    if (previous) { previous.plot.destroy(); if (previous.observer) previous.observer.disconnect(); }
     const state = { marks: data.marks || [], width: data.series.width_s || 1, zoomed: false, plot: null };
     const width = () => Math.max(MIN_WIDTH, container.clientWidth || 900);
     container.replaceChildren();
@@ -145,8 +149,11 @@ const AuthbenchTimeline = (() => {
     describe(container, data.series, state.marks);
     if (typeof ResizeObserver === "function") {
       let last = width();
-      new ResizeObserver(() => { const w = width(); if (w !== last) { last = w; state.plot.setSize({ width: w, height: HEIGHT }); } })
-        .observe(container);
+      state.observer = new ResizeObserver(() => {
+        const w = width();
+        if (w !== last) { last = w; state.plot.setSize({ width: w, height: HEIGHT }); }
+      });
+      state.observer.observe(container);
     }
     return state;
   }
@@ -173,7 +180,7 @@ async function showTimeline(runId) {
   const response = await fetch("api/timeline", { credentials: "same-origin", cache: "no-store" });
   const data = await response.json();
   if (!liveTimeline || liveTimelineRun !== (runId || data.run_id)) {
-    liveTimeline = AuthbenchTimeline.mount(container, data);
+    liveTimeline = AuthbenchTimeline.mount(container, data, liveTimeline);
     liveTimelineRun = runId || data.run_id;
   } else {
     AuthbenchTimeline.update(liveTimeline, data);
