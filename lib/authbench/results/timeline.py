@@ -26,12 +26,13 @@ START, MEASURING, END, LEVEL, FAULT = "start", "measured", "end", "level", "faul
 
 
 class _Bucket:
-    __slots__ = ("ok", "errors", "warmup", "measured", "busy_s", "bins")
+    __slots__ = ("ok", "errors", "warmup", "measured", "busy_s", "bins", "quantiles")
 
     def __init__(self) -> None:
         self.ok = self.errors = self.warmup = self.measured = 0
         self.busy_s = 0.0  # journey-seconds spent in flight inside the bucket
         self.bins: Counter[int] = Counter()  # log bin -> ok journeys that ended here
+        self.quantiles: list[float | None] | None = None  # PERCENTILES of bins, until a journey changes them
 
     def merge(self, other: _Bucket) -> None:
         self.ok += other.ok
@@ -40,6 +41,14 @@ class _Bucket:
         self.measured += other.measured
         self.busy_s += other.busy_s
         self.bins.update(other.bins)
+        self.quantiles = None
+
+    def percentiles(self) -> list[float | None]:
+        """PERCENTILES, computed once per change (the live page asks every second for every bucket)."""
+        if self.quantiles is None:
+            values = (percentile(self.bins, pct) for _, pct in PERCENTILES)
+            self.quantiles = [None if v is None else round(v, DIGITS) for v in values]
+        return self.quantiles
 
 
 def _bin(ms: float) -> int:
@@ -107,6 +116,7 @@ class Timeline:
         if sample.outcome == OK:
             bucket.ok += 1
             bucket.bins[_bin(sample.duration_ms)] += 1
+            bucket.quantiles = None
         else:
             bucket.errors += 1
         if sample.phase == WARMUP:
@@ -130,9 +140,8 @@ class Timeline:
             out["t"].append(round(origin + index * width, DIGITS))
             out["ok_per_s"].append(round(bucket.ok / width, DIGITS))
             out["errors_per_s"].append(round(bucket.errors / width, DIGITS))
-            for name, pct in PERCENTILES:
-                value = percentile(bucket.bins, pct)
-                out[name].append(None if value is None else round(value, DIGITS))
+            for (name, _), value in zip(PERCENTILES, bucket.percentiles(), strict=True):
+                out[name].append(value)
             out["in_flight"].append(round(bucket.busy_s / width, DIGITS))
             out["warmup"].append(1 if bucket.warmup > bucket.measured else 0)
         return out
