@@ -31,6 +31,7 @@ from .tables import (
     overview_table,
     run_tables,
 )
+from .timeline import assets, timelines
 
 TEMPLATES = Path(__file__).with_name("templates")
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S UTC"
@@ -75,6 +76,7 @@ def sections(results: Results, plots: list[Plot]) -> dict[str, Any]:
         "failures": failures_table(results),
         "cpu": cpu_tables(results),
         "plots": by_name,
+        "timelines": timelines(results),
         "configuration": configuration(results),
     }
 
@@ -133,6 +135,7 @@ def configuration(results: Results) -> list[Table]:
 def html(results: Results, plots: list[Plot]) -> str:
     data = sections(results, plots)
     data["images"] = {p.name: "data:image/png;base64," + base64.b64encode(p.png).decode("ascii") for p in plots}
+    data["timeline_assets"] = assets() if data["timelines"] else {}
     return _environment(autoescape=True).get_template("report.html.j2").render(data)
 
 
