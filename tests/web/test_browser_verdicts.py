@@ -79,7 +79,13 @@ def _panel_matches(page, verdicts: dict) -> None:
             [check["mark"], check["title"], check["figure"]]
 
 
-def _report_shows(page, run_id: str, verdicts: dict) -> None:
+def _shot(locator, name: str) -> None:
+    """The docs' pictures (docs/images/web-verdicts.png, report-verdicts.png) come from here."""
+    if os.environ.get("AUTHBENCH_SCREENSHOTS"):
+        locator.screenshot(path=os.path.join(os.environ["AUTHBENCH_SCREENSHOTS"], name))
+
+
+def _report_shows(page, run_id: str, verdicts: dict, picture: str = "") -> None:
     """The report (built on demand from All runs) opens with the same panel."""
     page.click("button[data-tab=runs]")
     with page.expect_popup() as popup:
@@ -91,8 +97,8 @@ def _report_shows(page, run_id: str, verdicts: dict) -> None:
     text = report.locator("div.verdicts").inner_text()
     for check in verdicts["checks"]:
         assert check["figure"] in text and check["title"] in text
-    if os.environ.get("AUTHBENCH_SCREENSHOTS"):
-        report.screenshot(path=os.path.join(os.environ["AUTHBENCH_SCREENSHOTS"], f"report-{run_id}.png"))
+    if picture:
+        _shot(report.locator("div.verdicts"), picture)
     report.close()
     page.click("button[data-tab=run]")
 
@@ -105,8 +111,6 @@ def test_an_slo_met_and_an_slo_missed_in_the_panel_and_the_report(ui):
     assert slo["passed"] is True and slo["figure"].startswith("p99 ") and slo["figure"].endswith("< 5000 ms")
     _panel_matches(page, met["verdicts"])
     expect(page.locator('#verdicts tr[data-check="slo"] td[data-col="mark"]')).to_have_text("✓")
-    if os.environ.get("AUTHBENCH_SCREENSHOTS"):
-        page.screenshot(path=os.path.join(os.environ["AUTHBENCH_SCREENSHOTS"], "verdicts-met.png"))
     _report_shows(page, met["run_id"], met["verdicts"])
 
     missed = _start(ui, slo="p99<1ms")  # a SAML login through HAProxy never answers in 1 ms
@@ -115,7 +119,7 @@ def test_an_slo_met_and_an_slo_missed_in_the_panel_and_the_report(ui):
     assert missed["verdicts"]["passed"] is False
     _panel_matches(page, missed["verdicts"])
     expect(page.locator('#verdicts tr[data-check="slo"] td[data-col="mark"]')).to_have_text("✗")
-    _report_shows(page, missed["run_id"], missed["verdicts"])
+    _report_shows(page, missed["run_id"], missed["verdicts"], "report-verdicts.png")
 
 
 def test_a_failover_verdict_live_and_in_the_report(ui, lab):
@@ -129,6 +133,5 @@ def test_a_failover_verdict_live_and_in_the_report(ui, lab):
     assert test4["mark"] == "△" and test4["passed"] is False  # the local design keeps no session for node B
     assert 0 < test4["affected_users"] < test4["logged_in_users"] == 8
     _panel_matches(page, document["verdicts"])
-    if os.environ.get("AUTHBENCH_SCREENSHOTS"):
-        page.screenshot(path=os.path.join(os.environ["AUTHBENCH_SCREENSHOTS"], "verdicts-failover.png"))
+    _shot(page.locator("#verdicts"), "web-verdicts.png")
     _report_shows(page, document["run_id"], document["verdicts"])
