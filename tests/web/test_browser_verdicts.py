@@ -133,5 +133,10 @@ def test_a_failover_verdict_live_and_in_the_report(ui, lab):
     assert test4["mark"] == "△" and test4["passed"] is False  # the local design keeps no session for node B
     assert 0 < test4["affected_users"] < test4["logged_in_users"] == 8
     _panel_matches(page, document["verdicts"])
+    sessions = _state(ui)["sessions"]  # shown as the run goes: lost SSO is not an error, so errors never told it
+    assert sessions["reused"] > 0 and sessions.get("lost", 0) + sessions.get("failed", 0) > 0
+    expect(page.locator("#sessions")).to_have_text(
+        f"returning users' journeys so far: {sessions['reused']} kept SSO, {sessions.get('lost', 0)} asked for the "
+        f"password again (SSO lost), {sessions.get('failed', 0)} failed")
     _shot(page.locator("#verdicts"), "web-verdicts.png")
     _report_shows(page, document["run_id"], document["verdicts"])

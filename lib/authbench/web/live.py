@@ -12,6 +12,7 @@ from typing import Any
 
 from ..cluster.faults.table import shown
 from ..events import RunEvents
+from ..journeys.returning import LOST, REUSED
 from ..patterns import Pattern, Plan
 from ..results.failures import Evidence, example_name
 from ..results.sample import MEASURED, OK, WARMUP, Sample
@@ -49,6 +50,7 @@ class LiveRun:
         self.examples: dict[str, str] = {}  # reason → its first example's file under the run's failures/
         self.timeline = Timeline()  # the whole run, per second (wider buckets past MAX_POINTS), for the chart
         self.marks: list[dict[str, Any]] = []  # cell and level starts, measured phases, cell ends, faults
+        self.sessions: Counter[str] = Counter()  # returning users' measured journeys: reused, lost, failed (Test 4)
         self.verdicts: dict[str, Any] | None = None  # the panel as summary.json last had it (results.verdicts)
 
     def attach(self, events: RunEvents, context: Any = None) -> None:
@@ -111,6 +113,8 @@ class LiveRun:
             self.reasons.setdefault(sample.phase, Counter())[sample.reason or "unknown"] += 1
         if sample.phase == MEASURED:
             self.cell_samples.append(sample)
+            if sample.session in (REUSED, LOST):  # a returning user: did it keep its SSO session?
+                self.sessions["failed" if sample.outcome != OK else sample.session] += 1
         self.timeline.add(sample)
 
     def on_failure(self, evidence: Evidence, **_: Any) -> None:
@@ -161,6 +165,7 @@ class LiveRun:
             "journeys": {"measured": self.done[MEASURED], "warmup": self.done[WARMUP], "planned": planned},
             "time": self._time(planned),
             "rows": rows, "running": running, "level": self._level_live(), "verdicts": self.verdicts,
+            "sessions": dict(self.sessions),
             "reasons": [{"reason": reason, "measured": self.reasons[MEASURED][reason],
                          "warmup": self.reasons[WARMUP][reason], "example": self.examples.get(reason)}
                         for reason in sorted(set(self.reasons[MEASURED]) | set(self.reasons[WARMUP]))],

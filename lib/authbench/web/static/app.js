@@ -48,6 +48,7 @@ function grinderRow(row) {
 
 function showRun(s) {
   showVerdicts(s.verdicts);
+  showSessions(s.sessions);
   $("state").textContent = s.state;
   $("state").className = `badge ${s.state}`;
   $("logout").hidden = !s.login;

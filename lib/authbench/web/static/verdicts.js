@@ -25,3 +25,15 @@ function showVerdicts(verdicts) {
   });
   document.querySelector("#verdicts tbody").replaceChildren(...rows);
 }
+
+// Returning users while the run goes on (Test 4 before its verdict): SSO reused, asked for the password again
+// (SSO lost), or failed. Their journeys succeed when the password is asked again, so errors alone never show it.
+function showSessions(sessions) {
+  const line = document.getElementById("sessions");
+  const counts = sessions || {};
+  const total = (counts.reused || 0) + (counts.lost || 0) + (counts.failed || 0);
+  line.hidden = total === 0;
+  line.textContent = total === 0 ? "" : `returning users' journeys so far: ${counts.reused || 0} kept SSO, ` +
+    `${counts.lost || 0} asked for the password again (SSO lost), ${counts.failed || 0} failed`;
+  line.className = `journeys${(counts.lost || counts.failed) ? " err" : ""}`;
+}
