@@ -1,5 +1,6 @@
 """The web UI's open model in a real browser: a bounded capacity search started from the form alone, then levels.
 
+First a login that fails its preflight shows its trail under the form, hop by hop.
 Headless Chromium (Debian's) driven by Playwright, `authbench web` as a process on the session lab. The
 form's search fields carry the CLI's defaults (a search up to 2000/s asks to be confirmed first); a
 search from 4/s to at most 200/s with one journey in flight fills the steps table with pass and FAIL
@@ -82,7 +83,7 @@ def _progress_is_sane(page) -> list[str]:
     return texts
 
 
-def test_a_bounded_capacity_search_from_the_form(web, tmp_path):
+def test_a_bounded_capacity_search_from_the_form(web, lab, tmp_path):
     base, results = web
     shots = os.environ.get("AUTHBENCH_SCREENSHOTS") or str(tmp_path)
     with sync_playwright() as playwright:
@@ -91,6 +92,22 @@ def test_a_bounded_capacity_search_from_the_form(web, tmp_path):
             page = browser.new_page(viewport={"width": 1280, "height": 1000})
             page.set_default_timeout(STEP_LIMIT_MS)
             page.goto(f"{base}/authbench/")
+            page.fill("#target", lab.sp_url("local") + "/secure/")  # a login that fails: its trail on the page
+            page.fill("#pattern", "1x1")
+            page.fill("#warmup", "0")
+            page.click("details.accounts summary")
+            page.fill("#accounts_template", "user{000..009}")
+            page.fill("#password_rule", "Wrong-{user}-1")
+            page.fill("#ca_bundle", str(lab.ca_cert))
+            page.click("#start")
+            expect(page.locator("#form-error")).to_contain_text("preflight login as user000 failed")
+            expect(page.locator("#form-trail")).to_contain_text("[IdP login POST]")
+            expect(page.locator("#form-trail")).to_contain_text("verdict: failed")
+            page.screenshot(path=os.path.join(shots, "preflight-trail.png"), full_page=True)
+            for field in ("#accounts_template", "#password_rule", "#ca_bundle"):
+                page.fill(field, "")
+            page.fill("#pattern", "2x1000,10x200,20x200")
+            page.fill("#warmup", "60s")
             page.click("details.open-model summary")
             expect(page.locator("#max_rate")).to_have_value("2000/s")  # the ceiling is shown, not silent
             expect(page.locator("#start_rate")).to_have_value("10/s")
@@ -118,6 +135,7 @@ def test_a_bounded_capacity_search_from_the_form(web, tmp_path):
             page.click("#start")
             expect(page.locator("#state")).to_have_text("running")
             expect(page.locator("#form-error")).to_be_hidden()
+            expect(page.locator("#form-trail")).to_be_hidden()
 
             seen, verdicts, shot = [], set(), False
             deadline = time.monotonic() + SEARCH_LIMIT_S

@@ -17,7 +17,7 @@ FIELD_LABELS = {
     "--step-warmup": "Step warm-up", "--max-users": "Journeys in flight at most", "--expect": "Page contains",
     "--expect-regex": "Page matches",
     "--expect-status": "Page status", "--accounts-template": "Accounts template", "--password-rule": "Password rule",
-    "--ca-bundle": "CA bundle", "--fault": "Fault plan", "--pace": "Pace",
+    "--ca-bundle": "CA bundle", "--fault": "Fault plan", "--pace": "Pace", "--accounts-csv": "Accounts CSV",
 }
 _OPTION = re.compile(r"--[a-z][a-z0-9-]*")
 _ARGUMENT = re.compile(r"argument (--[a-z][a-z0-9-]*)(?:/-\w+)?: ")  # argparse's "argument --growth: invalid …"
