@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup tools test test-k8s test-compose lint demo demo-failover bench clean
+.PHONY: setup tools test test-browser test-k8s test-compose lint demo demo-failover bench clean
 
 setup: $(STAMP)
 	@deploy/setup-system.sh
@@ -25,7 +25,12 @@ lint: setup
 	$(BIN)/ruff check lib deploy tests bench locustfiles
 
 test: lint tools
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -m "not browser"
+
+# The web UI and the report in Debian's headless Chromium (Playwright): runs started from the form, the verdict
+# panel live and in the report, the timeline, print to PDF. Against the same session lab as `make test`.
+test-browser: tools
+	$(BIN)/pytest -q -m browser
 
 # The chart on a real single-node Kubernetes cluster on this machine (root; the Kubernetes binaries are
 # built once, ~25 min cold, into the same cache): images, helm install with the in-cluster lab, a pass and

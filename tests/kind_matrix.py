@@ -70,7 +70,7 @@ def errors_verdict_metrics_evidence_faults(target_args: list[str], tmp_path: Pat
                      "--results", str(tmp_path), "--run-id", "k"])
     out = capsys.readouterr().out
     assert code == EXIT_CRITERIA_FAILED, out
-    assert "FAILED: 20.00% of 20 measured journeys failed, more than --max-error-pct 5" in out
+    assert "FAILED: 20.00% of 20 measured journeys failed (4), more than --max-error-pct 5" in out
     document = json.loads((tmp_path / "k" / "summary.json").read_text())
     (cell,) = document["cells"]
     assert cell["summary"]["tests"] == 20 and cell["summary"]["errors"] == 4

@@ -43,6 +43,7 @@ RUNS_ELSEWHERE = {
 # What a wheel that installs a working `authbench` must carry, beyond modules found by discovery.
 REQUIRED_FILES = ("authbench/cli/__init__.py", "authbench/distributed/master.py", "authbench/kinds/ldap/__init__.py",
                   "authbench/report/templates/report.html.j2", "authbench/web/static/index.html",
+                  "authbench/web/static/timeline.js", "authbench/web/static/vendor/uplot/uPlot.iife.min.js",
                   "authbench_lab/idp/app.py", "authbench_lab/sp/__init__.py")
 
 

@@ -29,6 +29,9 @@ class RunEvents:
     fault: EventHook
     """(record: dict) a fault of the run's fault plan was acted on (faults.execute: fault, time, ok, status)."""
 
+    verdicts: EventHook
+    """(verdicts: dict) summary.json was written with these verdicts (results.verdicts): as each cell ends."""
+
     def __init__(self) -> None:
-        for name in ("sample", "cell_start", "measuring", "cell_stop", "failure", "fault"):
+        for name in ("sample", "cell_start", "measuring", "cell_stop", "failure", "fault", "verdicts"):
             setattr(self, name, EventHook())

@@ -19,10 +19,12 @@ from typing import Any
 from locust.env import Environment
 
 from . import metrics
+from .events import RunEvents
 from .openmodel import report as open_report
 from .openmodel.rates import LevelPlan
 from .openmodel.runner import run_any
 from .patterns import DEFAULT_CELL_TIME_LIMIT, Plan
+from .results import verdicts
 from .results.failures import DEFAULT_KEEP, FailureBudget, FailureKeeper, failures_section, format_failures
 from .results.provenance import machine, versions
 from .results.recorder import SAMPLES_FILE, SUMMARY_FILE, Recorder, keep_cells, results_dir
@@ -41,6 +43,7 @@ class RunReport:
     summaries: list[tuple[str, Summary]]
     failures: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)  # summary.json's `failures`
     extra: dict[str, Any] = dataclasses.field(default_factory=dict)  # top-level findings, e.g. the capacity
+    verdicts: dict[str, Any] = dataclasses.field(default_factory=dict)  # summary.json's (results.verdicts)
 
     @property
     def complete(self) -> bool:
@@ -79,6 +82,7 @@ def execute(
     run_dir = results_dir(results_base, run_id)
     document = _resumed(run_dir) if resume else None
     if document is not None:
+        document["config"] = {**(document.get("config") or {}), "max_error_pct": config.get("max_error_pct")}
         done = {(cell["pattern"], cell["repetition"]) for cell in document["cells"]}
         keep_cells(run_dir / SAMPLES_FILE, done)
         plan = dataclasses.replace(plan, skip=frozenset(done))
@@ -106,7 +110,16 @@ def execute(
     own = environment is None
     try:
         recorder = Recorder(run_dir, target=str(config.get("target", "")), guard=guard)
-        recorder.write_summary(document)
+        events: RunEvents | None = None  # the run's, once its environment is there
+
+        def save() -> None:
+            """summary.json with its verdicts, and the verdicts to whoever shows them live."""
+            document["verdicts"] = verdicts.compute(document)
+            recorder.write_summary(document)
+            if events is not None:
+                events.verdicts.fire(verdicts=document["verdicts"])
+
+        save()
 
         def cell_done(cell: CellResult) -> None:
             guard.check()  # a row of this cell was not written: it is cut, not done
@@ -123,7 +136,7 @@ def execute(
             document["cells"].append(entry)
             document["averages"] = {k: v.to_dict() for k, v in averages_by_pattern(document["cells"]).items()}
             document["failures"] = failures()
-            recorder.write_summary(document)
+            save()
             say(f"{label}: {summary.tests} tests, {summary.errors} errors, {_tps(summary)} TPS, "
                 f"mean {_ms(summary.mean_ms)} ms{_remark(cell)}")
 
@@ -133,6 +146,7 @@ def execute(
         environment.authbench.failures = FailureBudget(keep_failures)
         environment.authbench.writes = guard
         events = environment.authbench.events
+        events.verdicts.fire(verdicts=document["verdicts"])  # a resumed run's, or the empty panel
 
         def cell_start(pattern: Any, repetition: int, **_: Any) -> None:
             current.update(pattern=pattern.label, repetition=repetition)
@@ -147,7 +161,7 @@ def execute(
 
         def progress(extra: dict[str, Any]) -> None:  # the capacity search's steps, as they are measured
             document.update(extra)
-            recorder.write_summary(document)
+            save()
 
         try:
             guard.arm()
@@ -158,6 +172,7 @@ def execute(
         except (Interrupted, StoppedByUser) as exc:
             guard.disarm()
             _record_interruption(document, current, cells, exc, run_dir)
+            document["verdicts"] = verdicts.compute(document)
             lost = recorder.write_last_summary(document)
             if lost is not None:
                 note(exc, f"{SUMMARY_FILE} could not record it: {lost.strerror or lost}")
@@ -176,7 +191,7 @@ def execute(
         guard.check()  # a straggler's row lost while the runner stopped
         document["finished"] = time.time()
         document["failures"] = failures()
-        recorder.write_summary(document)
+        save()
     except WriteCut:
         guard.disarm()
         if not own and environment is not None:
@@ -187,7 +202,7 @@ def execute(
         guard.close()
         if recorder is not None:
             recorder.close()
-    return RunReport(run_dir, cells, summaries, document["failures"], extra)
+    return RunReport(run_dir, cells, summaries, document["failures"], extra, document["verdicts"])
 
 
 def _record_interruption(document: dict[str, Any], current: dict[str, Any], cells: list[CellResult],
@@ -218,6 +233,7 @@ def _record_write_cut(document: dict[str, Any], current: dict[str, Any], cells: 
     where = (f"cell {run_label(cell['pattern'], cell['repetition'])} cut by a write error" if cell
              else f"{len(cells)} cell(s) finished" if cells else "before any journey")
     kept = f"{written} row(s) kept in {SAMPLES_FILE}" + (f", {unwritten} not written" if unwritten else "")
+    document["verdicts"] = verdicts.compute(document)
     lost = recorder.write_last_summary(document) if recorder is not None else None
     record = (f"; {SUMMARY_FILE} could not record it: {lost.strerror or lost}" if lost
               else f"; {SUMMARY_FILE} says so")
@@ -261,4 +277,9 @@ def print_report(report: RunReport, say: Callable[[str], None] = print) -> None:
     if tables:
         say(tables)
     say(f"\nresults: {report.run_dir}")
+    panel = verdicts.lines(report.verdicts)
+    if panel:
+        say("")
+        for line in panel:
+            say(line)
     sys.stdout.flush()

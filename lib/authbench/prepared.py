@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from .patterns import Plan
 
 NEW, RESUME, OVERWRITE = "new", "resume", "overwrite"  # what to do with an existing run folder
+TARGET_NAME = "target_name"  # summary.json config key: the target as the user named it (the report's label)
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,7 @@ class PreparedRun:
     settings: RunSettings
     faults: list[Fault] = field(default_factory=list)
     pace: float = 0.0
+    name: str = ""  # the target as the user named it (lab:memcached, compare's NAME); "" for a plain URL
 
     @property
     def target(self) -> str:
@@ -100,8 +102,10 @@ class PreparedRun:
     def config(self) -> dict[str, Any]:
         """summary.json's `config`: the journey's record and how it ran (no secrets)."""
         role = self.settings.role
-        return {**self.journey.record, "keep_failures": self.settings.keep_failures, "pace_s": self.pace,
+        named = {TARGET_NAME: self.name} if self.name else {}  # the report names the run by it, not by the URL
+        return {**self.journey.record, **named, "keep_failures": self.settings.keep_failures, "pace_s": self.pace,
                 "faults": [fault.describe() for fault in self.faults],
+                "max_error_pct": self.settings.max_error_pct,
                 "processes": role.count if isinstance(role, Workers) else 1}
 
     @contextmanager
@@ -164,8 +168,11 @@ def _lab_sampler(journey: Journey, run_dir: Path) -> Iterator[Any]:
 
 
 def prepare(kind: Kind, common: CommonOptions, options: Any, plan: Plan | LevelPlan, settings: RunSettings,
-            fault_texts: Sequence[str] = (), open_model: bool = False) -> PreparedRun:
-    """Check what the kind can do, prepare its journey and resolve the fault plan; AuthbenchError (exit 2)."""
+            fault_texts: Sequence[str] = (), open_model: bool = False, name: str = "") -> PreparedRun:
+    """Check what the kind can do, prepare its journey and resolve the fault plan; AuthbenchError (exit 2).
+
+    `name` is the target's name when the user gave one apart from its URL (compare's --target NAME=URL); a
+    target given as a name (lab:memcached) is its own name."""
     role = settings.role
     if not kind.can.distributed and not isinstance(role, Local):
         raise kind.refuse("run distributed (--workers, --master, --worker)", kind.can.why_not_distributed)
@@ -186,7 +193,8 @@ def prepare(kind: Kind, common: CommonOptions, options: Any, plan: Plan | LevelP
     check_reach(faults, plan)
     if faults and not journey.lab_dir:
         journey.lab_dir = common.lab_dir  # where the plan's stop/start act
-    return PreparedRun(kind, journey, plan, settings, faults, common.pace)
+    named = name or (common.target if "://" not in common.target else "")
+    return PreparedRun(kind, journey, plan, settings, faults, common.pace, named)
 
 
 def resolve_faults(texts: Sequence[str], lab_dir: str, backend: str | None) -> list[Fault]:

@@ -31,8 +31,8 @@ Say = Callable[[str], None]
 
 def execute(prepared: PreparedRun, say: Say = print) -> int:
     """The whole run; its exit status (0, 1 when a cell was cut short or degraded (workers lost, a lab component
-    down), 3 when the measured journeys failed more than --max-error-pct). AuthbenchError for what stops it
-    before the load."""
+    down), 3 when the measured journeys failed more than --max-error-pct or a level missed its --slo).
+    AuthbenchError for what stops it before the load."""
     if isinstance(prepared.settings.role, Worker):
         return serve_as_worker(prepared, say)
     with ExitStack() as held:
@@ -44,7 +44,7 @@ def execute(prepared: PreparedRun, say: Say = print) -> int:
     _after_run(prepared, say)
     if not report.complete or report.degraded:
         return EXIT_FAILURE
-    return verdict(report, prepared.settings.max_error_pct, say)
+    return verdict(report, say)
 
 
 def claim(prepared: PreparedRun, held: ExitStack, say: Say, what: str) -> Path:
@@ -135,16 +135,16 @@ def measure(prepared: PreparedRun, run_dir: Path, say: Say, environment: Environ
         return cells()
 
 
-def verdict(report: RunReport, max_error_pct: float | None, say: Say) -> int:
-    """0, or EXIT_CRITERIA_FAILED (said in one line) when the measured journeys failed too often."""
-    if max_error_pct is None:
+def verdict(report: RunReport, say: Say) -> int:
+    """0, or EXIT_CRITERIA_FAILED (said in one line) when the run missed what it was asked to meet: more failed
+    journeys than --max-error-pct, or a level's --slo (results.verdicts; the panel printed above says which)."""
+    from .results.verdicts import criteria_failed
+
+    failed = criteria_failed(report.verdicts)
+    if not failed:
         return EXIT_OK
-    tests = sum(summary.tests for _label, summary in report.summaries)
-    errors = sum(summary.errors for _label, summary in report.summaries)
-    pct = 100.0 * errors / tests if tests else 100.0
-    if pct <= max_error_pct:
-        return EXIT_OK
-    say(f"FAILED: {pct:.2f}% of {tests:g} measured journeys failed, more than --max-error-pct {max_error_pct:g}")
+    say("FAILED: " + "; ".join(check["figure"] if check["check"] == "errors" else f"{check['title']}: {check['figure']}"
+                               for check in failed))
     return EXIT_CRITERIA_FAILED
 
 

@@ -27,8 +27,17 @@ def test_error_share_above_the_limit_fails_the_run(accounts, tmp_path, capsys, l
     out = capsys.readouterr().out
     assert result == code, out
     assert ("FAILED: 25.00% of 8 measured journeys failed" in out) == (code != 0)
-    summary = json.loads((tmp_path / "r" / "summary.json").read_text())["cells"][0]["summary"]
+    document = json.loads((tmp_path / "r" / "summary.json").read_text())
+    summary = document["cells"][0]["summary"]
     assert (summary["tests"], summary["errors"]) == (8, 2)  # the results are kept either way
+    # The verdict panel: summary.json's `verdicts` is what the console's last lines say.
+    verdicts = document["verdicts"]
+    assert verdicts["passed"] is (code == 0)
+    errors = next(check for check in verdicts["checks"] if check["check"] == "errors")
+    assert (errors["errors"], errors["journeys"], errors["passed"]) == (2, 8, code == 0)
+    panel = out[out.index("Verdicts: "):].splitlines()
+    assert panel[0] == ("Verdicts: all passed" if code == 0 else "Verdicts: FAILED")
+    assert f"  {errors['mark']} errors: {errors['figure']}" in panel
 
 
 def test_a_limit_outside_0_to_100_is_refused(accounts, tmp_path, capsys):

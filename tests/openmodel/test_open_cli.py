@@ -157,8 +157,10 @@ def test_a_rate_split_across_two_workers_keeps_every_slot_once(lab_env, tmp_path
     assert code == 0, out
     cell = json.loads((tmp_path / "d" / "summary.json").read_text())["cells"][0]
     assert cell["summary"]["tests"] == cell["open"]["planned"] == cell["open"]["started"] == 40
-    # Locust's step statistics from both workers, the warm-up's 10 journeys left out
-    assert {step["requests"] for step in cell["steps"].values()} == {40}, cell["steps"]
+    # Locust's step statistics from both workers, the warm-up's 10 journeys left out: Locust resets its statistics
+    # when the measured phase begins, so on a busy machine a warm-up journey still under way then adds its last
+    # steps (at most the 10 warm-up journeys' worth), never a whole warm-up.
+    assert all(40 <= step["requests"] < 50 for step in cell["steps"].values()), cell["steps"]
     assert "degraded" not in cell and cell["open"]["service_ms"]["p50"] is not None  # histograms merged
     assert sorted(s.iteration for s in measured(tmp_path / "d")) == list(range(10, 50))  # each slot by one worker
     assert "started 2 worker processes" in out

@@ -35,11 +35,28 @@ def test_campaign_report_is_self_contained_html_and_markdown_with_plots(campaign
     images = re.findall(r'<img [^>]*src="([^"]+)"', html)
     assert len(images) == len(PLOTS)
     assert all(src.startswith("data:image/png;base64,") for src in images)  # nothing to fetch
-    assert "<link" not in html and "<script" not in html
-    for name in PLOTS:
+    assert "<link" not in html and not re.search(r"<script[^>]*\ssrc=", html)  # scripts inline, nothing fetched
+    for name in (*PLOTS, "run_timeline"):  # report.md's timeline is a PNG; report.html's is drawn in the page
         png = out / f"report-{name}.png"
         assert png.read_bytes().startswith(PNG_SIGNATURE) and png.stat().st_size > 10_000
         assert f"](report-{name}.png)" in md
+
+
+def test_the_html_timeline_is_inlined_with_its_library_and_every_run_s_data(campaign_report):
+    _, html, _ = campaign_report
+    campaign = json.loads((CAMPAIGN / "campaign.json").read_text())
+    backends = campaign["config"]["backends"]
+    assert html.count('<div class="timeline" id=') == len(backends)
+    assert "var uPlot=function()" in html and "function mountReportTimelines()" in html and ".uplot" in html
+    for i, backend in enumerate(backends, start=1):
+        data = json.loads(re.search(rf'<script type="application/json" id="timeline-data-{i}">(.*?)</script>',
+                                    html, re.S).group(1))
+        summary = json.loads((CAMPAIGN / "runs" / backend / "summary.json").read_text())
+        journeys = sum(c["summary"]["tests"] for c in summary["cells"])  # measured; the series has warm-up too
+        series = data["series"]
+        assert (sum(series["ok_per_s"]) + sum(series["errors_per_s"])) * series["width_s"] > journeys
+        assert [m["label"] for m in data["marks"] if m["what"] == "start"] == [
+            f"{c['pattern']} #{c['repetition']}" for c in summary["cells"]]
 
 
 def test_campaign_tables_carry_the_stored_figures(campaign_report):

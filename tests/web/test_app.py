@@ -43,9 +43,10 @@ def lab_env(lab, monkeypatch):
 def test_login_guards_every_route(tmp_path):
     environment, web_ui, _, _ = _build(tmp_path, "--web-host", "0.0.0.0", environ={AUTH_ENV: f"{ACCOUNT}:{SECRET}"})
     client = web_ui.app.test_client()
-    for path in ("/authbench/", "/", "/stats/requests"):
+    for path in ("/authbench/", "/", "/stats/requests", "/authbench/static/vendor/uplot/uPlot.iife.min.js"):
         assert client.get(path).status_code == 302, path  # pages: to the login page
-    for path in ("/authbench/api/state", "/authbench/api/campaign", "/metrics", "/authbench/failures/r/x.txt"):
+    for path in ("/authbench/api/state", "/authbench/api/campaign", "/authbench/api/timeline", "/metrics",
+                 "/authbench/failures/r/x.txt"):
         answer = client.get(path)  # API calls: a 401 a script can read
         assert answer.status_code == 401 and answer.get_json()["ok"] is False, path
         assert answer.headers["WWW-Authenticate"].startswith("Basic"), path
@@ -62,6 +63,9 @@ def test_login_guards_every_route(tmp_path):
     for path in ("/", "/login", "/authbench/api/state", "/authbench/api/campaign"):
         assert SECRET not in client.get(path).get_data(as_text=True)
     assert client.get("/authbench/api/state").get_json()["login"] is True
+    timeline = client.get("/authbench/api/timeline").get_json()  # the chart's data, idle: no bucket yet
+    assert timeline["series"]["t"] == [] and timeline["marks"] == []
+    assert client.get("/authbench/static/vendor/uplot/uPlot.iife.min.js").status_code == 200
     assert client.get("/authbench/static/no-such-file.js").status_code == 404  # an error, not a 200 page
     out = client.get("/authbench/logout")
     assert out.status_code == 302 and out.location.endswith("/login")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -18,6 +19,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from browser_kit import chromium, get, web_ui
 from campaign_data import expected_tps, make_campaign
 from playwright.sync_api import expect, sync_playwright
 
@@ -25,53 +27,20 @@ from authbench_lab.config import password_for, username
 
 from ports import WEB
 
-CHROMIUM = "/usr/bin/chromium"  # Debian's package (deploy/setup-system.sh); Playwright downloads no browser
-START_LIMIT = 60.0  # seconds for `authbench web` to answer
+pytestmark = pytest.mark.browser  # make test-browser
+
 RUN_LIMIT_MS = 120_000  # the 2x20 run, warm-up included, on a busy machine
 STEP_LIMIT_MS = 20_000  # any other wait on the page
 BACKEND = "stateless"
 WRONG_PASSWORD = "not-the-Password-1"
 
 
-def _get(url: str) -> bytes:
-    with urllib.request.urlopen(url, timeout=10) as answer:  # noqa: S310 (loopback, our own server)
-        return answer.read()
-
-
 @pytest.fixture
 def web(lab, tmp_path):
     results = tmp_path / "results"
     make_campaign(results)
-    env = {**os.environ, "AUTHBENCH_LAB_DIR": str(lab.run_dir)}
-    env.pop("AUTHBENCH_WEB_AUTH", None)
-    log = (tmp_path / "web.log").open("w")
-    process = subprocess.Popen([sys.executable, "-m", "authbench", "web", "--web-port", str(WEB),
-                                "--results", str(results)], env=env, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{WEB}"
-    deadline = time.monotonic() + START_LIMIT
-    try:
-        while True:
-            try:
-                _get(f"{base}/authbench/api/state")
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"authbench web did not start: {(tmp_path / 'web.log').read_text()[-2000:]}")
-                time.sleep(0.2)
+    with web_ui(lab.run_dir, results, WEB, tmp_path / "web.log") as base:
         yield base, results
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        log.close()
-    assert "Traceback" not in (tmp_path / "web.log").read_text()
-
-
-def _browser(playwright):
-    return playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
 
 
 def _row(page, label: str, column: str):
@@ -81,7 +50,7 @@ def _row(page, label: str, column: str):
 def test_start_watch_and_read_a_run_in_chromium(web, tmp_path):
     base, results = web
     with sync_playwright() as playwright:
-        browser = _browser(playwright)
+        browser = chromium(playwright)
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             page.set_default_timeout(STEP_LIMIT_MS)
@@ -110,17 +79,19 @@ def test_start_watch_and_read_a_run_in_chromium(web, tmp_path):
             expect(page.locator("#form-error")).to_be_hidden()
             expect(_row(page, "2x20 #1", "tests")).to_have_text("40", timeout=RUN_LIMIT_MS)
             expect(page.locator("#state")).to_have_text("done")
-            chart = page.locator("#chart")  # drawn with the warm-up shaded and the cell's start marked
+            chart = page.locator("#chart")  # the whole run (uPlot): warm-up shaded, the cell's start marked
             expect(chart).to_have_attribute("data-warmup-bands", "1")
             expect(chart).to_have_attribute("data-boundaries", "1")
-            chart.hover()
-            expect(page.locator("#chart-tip")).to_contain_text("ok/s")
+            expect(chart.locator("canvas")).to_be_visible()
+            chart.locator(".u-over").hover()  # the legend reads the second under the pointer
+            ok_per_s = chart.locator(".u-legend .u-series").nth(1).locator(".u-value")
+            expect(ok_per_s).to_have_text(re.compile(r"^\d+\.\d\d$"))
             assert "elapsed" in page.locator("#clock").inner_text()
             page.screenshot(path=str(tmp_path / "run.png"), full_page=True)
             if os.environ.get("AUTHBENCH_SCREENSHOTS"):  # for a person to look at
                 page.screenshot(path=os.path.join(os.environ["AUTHBENCH_SCREENSHOTS"], "run.png"), full_page=True)
 
-            run_id = json.loads(_get(f"{base}/authbench/api/state"))["run_id"]
+            run_id = json.loads(get(f"{base}/authbench/api/state"))["run_id"]
             summary = json.loads((results / run_id / "summary.json").read_text())["cells"][0]["summary"]
             assert summary["tests"] == 40
             assert _row(page, "2x20 #1", "errors").inner_text() == str(summary["errors"])
@@ -154,7 +125,7 @@ def test_start_watch_and_read_a_run_in_chromium(web, tmp_path):
                 page.screenshot(path=os.path.join(os.environ["AUTHBENCH_SCREENSHOTS"], "runs.png"), full_page=True)
         finally:
             browser.close()
-    served = b"".join(_get(f"{base}{path}") for path in (
+    served = b"".join(get(f"{base}{path}") for path in (
         "/authbench/api/state", "/authbench/api/campaign", "/", "/stats/requests", "/exceptions", "/logs"))
     assert b"pw-" not in served
 
@@ -183,7 +154,7 @@ def test_cli_runs_live_busy_targets_locusts_page_and_foreign_requests_in_chromiu
                "--warmup", "2s", "--accounts-csv", str(accounts), "--results", str(results), "--run-id",
                "from-the-cli"]
     with sync_playwright() as playwright:
-        browser = _browser(playwright)
+        browser = chromium(playwright)
         cli_run = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 900})
@@ -231,9 +202,9 @@ def test_cli_runs_live_busy_targets_locusts_page_and_foreign_requests_in_chromiu
             page.once("dialog", lambda dialog: dialog.accept())  # the estimate's confirmation, if asked
             page.click("#start")
             expect(page.locator("#state")).to_have_text("running")
-            run_id = json.loads(_get(f"{base}/authbench/api/state"))["run_id"]
+            run_id = json.loads(get(f"{base}/authbench/api/state"))["run_id"]
             deadline = time.monotonic() + STEP_LIMIT_MS / 1000
-            while json.loads(_get(f"{base}/stats/requests"))["state"] != "running":  # Locust's users spawned
+            while json.loads(get(f"{base}/stats/requests"))["state"] != "running":  # Locust's users spawned
                 assert time.monotonic() < deadline
                 time.sleep(0.1)
             locust.reload()  # Locust's page polls its state only while it last saw users running

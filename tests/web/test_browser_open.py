@@ -12,20 +12,16 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 import time
-import urllib.request
 
 import pytest
+from browser_kit import chromium, web_ui
 from playwright.sync_api import expect, sync_playwright
 
 from ports import WEB
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = "/usr/bin/chromium"  # Debian's package (deploy/setup-system.sh); Playwright downloads no browser
-START_LIMIT = 60.0  # seconds for `authbench web` to answer
 SEARCH_LIMIT_S = 90.0  # the search: a handful of 2 s steps and their cool-downs, on a busy machine
 STEP_LIMIT_MS = 20_000  # any other wait on the page
 PORT = WEB + 4
@@ -35,40 +31,11 @@ COUNTS = re.compile(r"(\d+) of (?:at most )?(\d+)")
 NEGATIVE = re.compile(r"(?<!\w)-\d")  # "about -1h -1m left" (a run id's "20261125-1423" is no number)
 
 
-def _get(url: str) -> bytes:
-    with urllib.request.urlopen(url, timeout=10) as answer:  # noqa: S310 (loopback, our own server)
-        return answer.read()
-
-
 @pytest.fixture
 def web(lab, tmp_path):
     results = tmp_path / "results"
-    env = {**os.environ, "AUTHBENCH_LAB_DIR": str(lab.run_dir)}
-    env.pop("AUTHBENCH_WEB_AUTH", None)
-    log = (tmp_path / "web.log").open("w")
-    process = subprocess.Popen([sys.executable, "-m", "authbench", "web", "--web-port", str(PORT),
-                                "--results", str(results)], env=env, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{PORT}"
-    deadline = time.monotonic() + START_LIMIT
-    try:
-        while True:
-            try:
-                _get(f"{base}/authbench/api/state")
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"authbench web did not start: {(tmp_path / 'web.log').read_text()[-2000:]}")
-                time.sleep(0.2)
+    with web_ui(lab.run_dir, results, PORT, tmp_path / "web.log") as base:
         yield base, results
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        log.close()
-    assert "Traceback" not in (tmp_path / "web.log").read_text()
 
 
 def _progress_is_sane(page) -> list[str]:
@@ -87,7 +54,7 @@ def test_a_bounded_capacity_search_from_the_form(web, lab, tmp_path):
     base, results = web
     shots = os.environ.get("AUTHBENCH_SCREENSHOTS") or str(tmp_path)
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        browser = chromium(playwright)
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 1000})
             page.set_default_timeout(STEP_LIMIT_MS)

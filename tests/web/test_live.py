@@ -7,6 +7,7 @@ import json
 from test_runner import CountingUser
 
 from authbench.patterns import parse_plan
+from authbench.results.sample import MEASURED, OK, Sample
 from authbench.runner import run_plan_locally
 from authbench.web.live import LiveRun
 
@@ -39,7 +40,20 @@ def test_snapshot_of_a_plan_with_failures_and_repetitions():
     assert [len(s["rows"]) for s in seen] == [1, 3, 4, 6]  # each cell's row (and average) as it ends
     last_cell = snapshot["current"]
     assert last_cell["pattern"] == "2x5" and [u["measured"] for u in last_cell["per_user"]] == [5, 5]
-    assert sum(point["ok"] + point["errors"] for point in snapshot["timeline"]) == total
+    series = live.timeline_view()["series"]  # the whole run's timeline, every journey in it
+    assert sum(series["ok_per_s"]) * series["width_s"] + sum(series["errors_per_s"]) * series["width_s"] == total
+    assert sum(series["warmup"]) > 0 and [m["what"] for m in live.marks].count("start") == 4
+
+
+def test_the_live_timeline_covers_the_whole_run_not_its_last_minutes():
+    live = LiveRun()
+    live.begin("r", "nowhere", parse_plan("1x1", "0s", 1))
+    start = 1_700_000_000.0
+    for second in range(7200):  # two hours, one journey a second: wider buckets, every journey kept
+        live.on_sample(Sample(start + second, 50.0, 0, second, OK, "", MEASURED, "1x1", 1))
+    series = live.timeline_view()["series"]
+    assert series["t"][0] == start and series["width_s"] == 2.0 and len(series["t"]) <= 3600
+    assert sum(series["ok_per_s"]) * series["width_s"] == 7200
 
 
 def test_progress_of_a_rate_plan_is_never_negative_nor_past_its_bound():

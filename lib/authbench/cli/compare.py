@@ -301,7 +301,7 @@ def _target_run(args, target, plan, lab_config, verify, timeout, cell_limit, pro
     options = kinds.saml.Options(reuse_session=bool(args.fault), expect=args.expect, expect_regex=args.expect_regex,
                                  expect_status=args.expect_status)
     settings = RunSettings(existing=RESUME, cell_time_limit=cell_limit, keep_failures=args.keep_failures)
-    prepared = prepare(kinds.saml.KIND, common, options, plan, settings, args.fault)
+    prepared = prepare(kinds.saml.KIND, common, options, plan, settings, args.fault, name=target.name)
     check = prepared.journey.preflight()  # before any load: one whole login; every hop shown only when it failed
     for line in check.lines() if not check.ok else [f"preflight: one login as {check.account}: logged in"]:
         say(f"{target.name}: {line}")
@@ -336,6 +336,7 @@ def _target_run(args, target, plan, lab_config, verify, timeout, cell_limit, pro
 def _print_comparison(campaign, names: list[str]) -> None:
     from ..cluster.checks import CheckResult, format_table
     from ..cluster.faults.table import format_test4
+    from ..results import verdicts
     from ..results.summary import Summary
     from ..results.table import format_comparison, run_label
 
@@ -351,3 +352,7 @@ def _print_comparison(campaign, names: list[str]) -> None:
     if by_target:
         say("\n" + format_comparison(by_target))
     say(f"\ncampaign: {campaign.folder}")
+    for name in names:
+        panel = verdicts.lines(campaign.run_document(name).get("verdicts") or {})
+        if panel:
+            say(f"\n{name}: " + "\n".join(panel))

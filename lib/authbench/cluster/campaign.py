@@ -152,10 +152,15 @@ class Campaign:
 
     def run_cells(self, target: str) -> list[dict[str, Any]]:
         """The finished cells of a target, as its run folder's summary.json lists them (none yet: [])."""
+        return self.run_document(target).get("cells") or []
+
+    def run_document(self, target: str) -> dict[str, Any]:
+        """A target's run folder's summary.json ({} before its first cell, or when unreadable)."""
         try:
-            return json.loads((self.runs / target / SUMMARY_FILE).read_text())["cells"]
-        except (FileNotFoundError, ValueError, KeyError):
-            return []
+            document = json.loads((self.runs / target / SUMMARY_FILE).read_text())
+        except (FileNotFoundError, ValueError):
+            return {}
+        return document if isinstance(document, dict) else {}
 
     def sync_cells(self, targets: list[str]) -> None:
         """campaign.json's cell list, rebuilt from the run folders."""

@@ -38,25 +38,40 @@ class OpenCellResult(CellResult):
         return bool(self.open.get("sustained", True))
 
 
-def slo_failures(slo: SLO | None, outcome: LevelOutcome) -> list[str]:
-    """The SLO terms a level broke (latencies from the intended start), empty when it met them all."""
+def slo_checks(slo: SLO | None, outcome: LevelOutcome) -> list[dict[str, Any]]:
+    """Each SLO term with the figure that decided it (latencies from the intended start): term, value (None when
+    no journey succeeded), unit, met. The verdict panel shows the figure beside ✓ or ✗."""
     if slo is None:
         return []
-    failures = []
+    checks = []
     tests = outcome.ok + outcome.errors
     for term in slo.terms:
         if term.metric == "errors":
-            share = 100.0 * outcome.errors / tests if tests else 100.0
-            if share >= term.limit:
-                failures.append(f"errors {share:.2f}% ≥ {term.limit:g}%")
+            value: float | None = 100.0 * outcome.errors / tests if tests else 100.0
+            unit = "%"
+        else:
+            response = outcome.response
+            value = (response.total_ms / response.count if response.count else None) if term.metric == "mean" \
+                else response.percentile(term.percentile or 100.0)
+            unit = "ms"
+        checks.append({"term": term.describe(), "metric": term.metric, "limit": term.limit, "unit": unit,
+                       "value": None if value is None else round(value, 3),
+                       "met": value is not None and value < term.limit})
+    return checks
+
+
+def slo_failures(checks: list[dict[str, Any]]) -> list[str]:
+    """The SLO terms a level broke, as words (empty when it met them all)."""
+    failures = []
+    for check in checks:
+        if check["met"]:
             continue
-        response = outcome.response
-        value = (response.total_ms / response.count if response.count else None) if term.metric == "mean" \
-            else response.percentile(term.percentile or 100.0)
-        if value is None:
-            failures.append(f"{term.metric}: no successful journey")
-        elif value >= term.limit:
-            failures.append(f"{term.metric} {value:.1f} ms ≥ {term.limit:g} ms")
+        if check["value"] is None:
+            failures.append(f"{check['metric']}: no successful journey")
+        elif check["unit"] == "%":
+            failures.append(f"errors {check['value']:.2f}% ≥ {check['limit']:g}%")
+        else:
+            failures.append(f"{check['metric']} {check['value']:.1f} ms ≥ {check['limit']:g} ms")
     return failures
 
 
@@ -77,8 +92,9 @@ def describe(outcome: LevelOutcome, slo: SLO | None) -> dict[str, Any]:
         "start_lag_ms": outcome.lag.to_dict(),
     }
     if slo is not None:
-        failures = slo_failures(slo, outcome)
-        record.update(slo=slo.describe(), slo_met=not failures, slo_failures=failures)
+        checks = slo_checks(slo, outcome)
+        failures = slo_failures(checks)
+        record.update(slo=slo.describe(), slo_met=not failures, slo_failures=failures, slo_checks=checks)
     return record
 
 

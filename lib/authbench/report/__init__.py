@@ -25,12 +25,13 @@ def write_report(folder: Path, out: Path | None = None) -> tuple[Path, Path]:
     """
     from .plots import all_plots  # matplotlib is slow to import: only when a report is really written
     from .render import html, markdown
+    from .timeline import timeline_plots
 
     results = load(Path(folder))
     target = Path(out) if out is not None else Path(folder)
     html_path, md_path = target / HTML_FILE, target / MARKDOWN_FILE
     _writable(target, (html_path, md_path))  # before the plots: a bad --out fails at once, not seconds later
-    plots = all_plots(results)
+    plots = all_plots(results) + timeline_plots(results)
     names = {plot.name: f"{PLOT_PREFIX}{plot.name}.png" for plot in plots}
     try:
         for plot in plots:

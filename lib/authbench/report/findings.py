@@ -6,6 +6,7 @@ constants below, so a reader can see why a statement was (or was not) made.
 
 from __future__ import annotations
 
+from authbench.results import verdicts
 from authbench.results.summary import SAMPLES_FOR_PERCENTILE
 from authbench.results.table import TPS_DECIMALS, degraded_text, run_label
 
@@ -20,12 +21,43 @@ GROWTH_PCT = 10.0  # TPS rising less than this (%) from one thread count to the 
 
 
 def findings(results: Results) -> list[str]:
-    """The short findings paragraph: fastest backend per concurrency, where TPS stops growing, failed checks."""
-    out = _fastest(results) + _growth(results) + _checks(results)
+    """The short findings paragraph: the verdicts, fastest backend per concurrency, where TPS stops growing, failed
+    checks; never empty (it says why there is nothing to state)."""
+    out = _verdicts(results) + _fastest(results) + _growth(results) + _checks(results)
     errors = _errors(results)
     if errors:
         out.append("Errors: " + "; ".join(errors) + ".")
+    return out or [_nothing_to_state(results)]
+
+
+def _verdicts(results: Results) -> list[str]:
+    """The verdict panel in words: what failed (with the figure), or that everything judged passed."""
+    out = []
+    for backend, run in results.runs.items():
+        checks = verdicts.compute(run.document)["checks"]
+        who = "The run" if results.kind == "run" else backend
+        judged = [c for c in checks if c["passed"] is not None]
+        failed = [c for c in judged if not c["passed"]]
+        capacity = [c for c in checks if c["check"] == "capacity" and c["passed"]]
+        if capacity:
+            out.append(f"{who}: maximum capacity {capacity[0]['figure'].split(';')[0]}.")
+        if failed:
+            out.append(f"{who} failed {len(failed)} of {len(judged)} checks: "
+                       + "; ".join(f"{c['title']} ({c['figure']})" for c in failed) + ".")
+        elif judged:
+            out.append(f"{who} passed all {len(judged)} checks of the verdict panel.")
     return out
+
+
+def _nothing_to_state(results: Results) -> str:
+    short = [c for c in results.cells if 0 < c.summary.duration_s < SHORT_WINDOW_S]
+    if not results.cells:
+        return "Nothing to state: no cell has been measured."
+    if short and len(short) == len(results.cells):
+        return (f"Nothing to state: every cell was measured for less than {SHORT_WINDOW_S:g} s, too short to "
+                "support a verdict; plan more runs per user or a longer duration.")
+    return ("Nothing to compare or judge: one backend, one pattern, no errors and no criterion "
+            "(--max-error-pct, --slo, a fault plan) to judge the run by.")
 
 
 def caveats(results: Results) -> list[str]:

@@ -18,6 +18,7 @@ from authbench.results.sample import Sample
 from authbench.results.summary import Summary, average, split_runs, summarize
 
 from ..errors import AuthbenchError
+from ..prepared import TARGET_NAME
 
 DONE, CUT_SHORT, INCOMPLETE, STOPPED = "done", "cut short", "incomplete", "stopped by the user"
 WRITE_CUT = "cut by a write error"  # the results folder refused a write (a full disk): the run stopped in it
@@ -203,11 +204,15 @@ def clean_url(url: str) -> str:
 
 
 def _target_label(folder: Path) -> str:
-    """A single run is named by what it loaded (its target), not by its run id."""
+    """A single run is named as the user named its target (lab:memcached), else by the URL it loaded (results
+    written before the name was recorded), not by its run id."""
     try:
-        target = (_json(folder / SUMMARY_FILE).get("config") or {}).get("target")
+        config = _json(folder / SUMMARY_FILE).get("config") or {}
     except ReportError:
-        target = None
+        config = {}
+    if config.get(TARGET_NAME):
+        return str(config[TARGET_NAME])
+    target = config.get("target")
     return clean_url(str(target)) if target else folder.name
 
 

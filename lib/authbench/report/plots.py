@@ -14,9 +14,12 @@ from typing import Any
 from matplotlib import colormaps
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.ticker import LogFormatter, ScalarFormatter
 
 from authbench.cluster.faults.table import shown
+from authbench.errors import AuthbenchError
 from authbench.journeys.returning import LOST
+from authbench.openmodel.rates import parse_slo
 from authbench.results.sample import MEASURED, OK
 
 from .load import Results, Run, threads_of
@@ -35,6 +38,7 @@ FAULT_COLOR = "0.25"
 ERROR_BIN_S = 1.0  # errors are counted per this many seconds
 POINT_SIZE = 6
 CPU_MIN_PCT = 0.5  # components whose CPU never reaches this are left out of the CPU plot
+SLO_COLOR = "#d62728"
 
 
 @dataclass
@@ -48,13 +52,22 @@ class Plot:
 def all_plots(results: Results) -> list[Plot]:
     """Every plot the data supports (the CPU plot only when resources were sampled)."""
     colors = {b: COLORS[i % len(COLORS)] for i, b in enumerate(results.runs)}
-    plots = [
-        Plot("tps", "TPS against threads",
-             "Average TPS per pattern (line) and each repetition (dots; hollow: cut short, incomplete, stopped or cut "
-             "by a write error, left out of the average; triangle: degraded, a worker was lost).",
-             _png(_tps(results, colors))),
-        Plot("latency", "Mean and p99 response time against threads",
-             "Averages over repetitions, successful journeys only.", _png(_latency(results, colors))),
+    plots = []
+    if any(not cell.open for cell in results.cells):  # threads mean something only in the closed model
+        plots += [
+            Plot("tps", "TPS against threads",
+                 "Average TPS per pattern (line) and each repetition (dots; hollow: cut short, incomplete, stopped or "
+                 "cut by a write error, left out of the average; triangle: degraded, a worker was lost).",
+                 _png(_tps(results, colors))),
+            Plot("latency", "Mean and p99 response time against threads",
+                 "Averages over repetitions, successful journeys only.", _png(_latency(results, colors))),
+        ]
+    if any(_levels(run) for run in results.runs.values()):  # the open model: the rate asked for is the x axis
+        plots.append(Plot("rates", "Achieved rate and latency against the target rate",
+                          "Each level's repetitions (dots; hollow: not sustained) and their average (line): journeys "
+                          "started per second against the rate asked for (dotted: achieved = target), and p50 and "
+                          "p99 from the intended start.", _png(_rates(results, colors))))
+    plots += [
         Plot("timeline", "Response time of every sample",
              "Each dot is one journey; grey dots in shaded bands are warm-up, excluded from every figure; "
              "red crosses are failed journeys.", _png(_timeline(results, colors))),
@@ -66,7 +79,8 @@ def all_plots(results: Results) -> list[Plot]:
         plots.append(Plot("capacity", "Capacity search: rate against latency and errors",
                           "Each step of the search at its target rate: p99 from the intended start (line) and "
                           "errors; hollow markers failed the SLO or were not sustained; the dashed line is the "
-                          "confirmed maximum capacity (the knee).", _png(_capacity(results, colors))))
+                          "confirmed maximum capacity (the knee), the red line the SLO's limit.",
+                          _png(_capacity(results, colors))))
     if any(c.resources for c in results.cells):
         plots.append(Plot("cpu", "CPU per component",
                           "Mean CPU over the measured phase, averaged over repetitions (100% = one core).",
@@ -282,7 +296,82 @@ def _capacity(results: Results, colors: dict) -> Figure:
                 axis.scatter([rate], [value(cell)], color=color if passed else "white", edgecolors=color, zorder=3)
             if found.get("answer") is not None:
                 axis.axvline(found["answer"], color=color, linestyle="--", linewidth=1)
+    for text in dict.fromkeys(str(run.document["capacity"].get("slo") or "") for run in results.runs.values()
+                              if run.document.get("capacity")):
+        _slo_lines(text, latency, errors)
     latency.set(xlabel="target rate (journeys/s)", ylabel="p99 from intended start (ms)", yscale="log")
     errors.set(xlabel="target rate (journeys/s)", ylabel="errors (%)")
+    errors.set_ylim(bottom=0)
     latency.legend(fontsize=FONT_SIZE - 1)
+    errors.legend(fontsize=FONT_SIZE - 1)
+    for axis in (latency, errors):
+        axis.set_xlim(left=0)
+        axis.grid(True, alpha=0.3)
+        _plain_ticks(axis)
+    figure.tight_layout()
+    return figure
+
+
+def _slo_lines(text: str, latency: Axes, errors: Axes) -> None:
+    """The SLO's limits as horizontal lines: latency terms on the latency axis, the error share on the errors
+    axis (parsed by the run's own parser; a text it cannot read draws nothing)."""
+    try:
+        slo = parse_slo(text) if text else None
+    except AuthbenchError:
+        return
+    for term in slo.terms if slo else ():
+        axis = errors if term.metric == "errors" else latency
+        axis.axhline(term.limit, color=SLO_COLOR, linewidth=1.2, zorder=2, label=f"SLO {term.describe()}")
+
+
+def _plain_ticks(ax: Axes) -> None:
+    """Tick labels as plain numbers (80, not 8×10¹), on linear and log axes alike."""
+    for axis, scale in ((ax.xaxis, ax.get_xscale()), (ax.yaxis, ax.get_yscale())):
+        if scale == "log":
+            axis.set_major_formatter(LogFormatter(labelOnlyBase=False))
+            axis.set_minor_formatter(LogFormatter(labelOnlyBase=False, minor_thresholds=(2, 0.5)))
+        else:
+            plain = ScalarFormatter(useOffset=False)
+            plain.set_scientific(False)
+            axis.set_major_formatter(plain)
+
+
+def _levels(run: Run) -> list:
+    """The open model's level cells (not a capacity search's steps: the capacity plot has those)."""
+    steps = set((run.document.get("capacity") or {}).get("step_labels") or [])
+    return [cell for cell in run.cells if cell.open and cell.pattern not in steps]
+
+
+def _rates(results: Results, colors: dict) -> Figure:
+    figure, (achieved, latency) = _subplots(1, 2, figsize=(WIDTH_IN, PANEL_HEIGHT_IN * 1.4))
+    top = 0.0
+    for backend, run in results.runs.items():
+        cells = _levels(run)
+        if not cells:
+            continue
+        color = colors[backend]
+        rates = sorted({cell.open["target_rate"] for cell in cells})
+        top = max(top, *rates)
+        for axis, values, style, label in (
+                (achieved, lambda c: c.open["achieved_rate"], "-o", backend),
+                (latency, lambda c: c.open["response_ms"].get("p50"), "-o", f"{backend} p50"),
+                (latency, lambda c: c.open["response_ms"].get("p99"), "--s", f"{backend} p99")):
+            points = [(c.open["target_rate"], values(c), c) for c in cells if values(c) is not None]
+            line = [(rate, sum(v for r, v, _ in points if r == rate) / n) for rate in rates
+                    if (n := sum(1 for r, _, _ in points if r == rate))]
+            axis.plot([r for r, _ in line], [v for _, v in line], style, color=color, label=label, markersize=4)
+            for rate, value, cell in points:
+                sustained = cell.open.get("sustained", True)
+                axis.scatter([rate], [value], s=24, zorder=3, marker=style[-1], edgecolors=color,
+                             facecolors=color if sustained else "white")
+    achieved.plot([0, top], [0, top], ":", color="0.5", label="achieved = target")
+    achieved.set(xlabel="target rate (journeys/s)", ylabel="achieved rate (journeys started/s)")
+    latency.set(xlabel="target rate (journeys/s)", ylabel="response time from intended start (ms)")
+    for axis in (achieved, latency):
+        axis.set_xlim(left=0)
+        axis.set_ylim(bottom=0)
+        axis.grid(True, alpha=0.3)
+        axis.legend(fontsize=FONT_SIZE - 1)
+        _plain_ticks(axis)
+    figure.tight_layout()
     return figure

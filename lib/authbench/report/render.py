@@ -14,7 +14,9 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from .findings import caveats, findings
+from authbench.results import verdicts
+
+from .findings import caveats, design_expects, findings
 from .levels import capacity_tables, levels_table
 from .load import Results, clean_url
 from .plots import Plot
@@ -29,6 +31,7 @@ from .tables import (
     overview_table,
     run_tables,
 )
+from .timeline import assets, timelines
 
 TEMPLATES = Path(__file__).with_name("templates")
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S UTC"
@@ -39,7 +42,7 @@ CAMPAIGN_KEYS = (
     ("lab.stickiness", "lab stickiness"), ("lab.users", "lab accounts"),
 )
 RUN_KEYS = (
-    ("target", "target"), ("sp", "SP mode"), ("tls_verify", "TLS verification"),
+    ("target_name", "target name"), ("target", "target"), ("sp", "SP mode"), ("tls_verify", "TLS verification"),
     ("verify_signature", "signature verified in-process"), ("timeout_s", "request timeout (s)"),
     ("accounts.type", "accounts"), ("accounts.template", "account template"), ("accounts.file", "accounts file"),
     ("accounts.accounts", "number of accounts"), ("accounts.user", "account"),
@@ -59,6 +62,7 @@ def sections(results: Results, plots: list[Plot]) -> dict[str, Any]:
         "results": results,
         "title": f"authbench report: {results.name}",
         "when": _span(results.started, results.finished),
+        "verdicts": verdict_panel(results),
         "findings": findings(results),
         "caveats": caveats(results),
         "overview": overview_table(results),
@@ -72,8 +76,39 @@ def sections(results: Results, plots: list[Plot]) -> dict[str, Any]:
         "failures": failures_table(results),
         "cpu": cpu_tables(results),
         "plots": by_name,
+        "timelines": timelines(results),
         "configuration": configuration(results),
     }
+
+
+def verdict_panel(results: Results) -> dict[str, Any]:
+    """The panel at the top: every backend's checks (results.verdicts, as summary.json and the console have them)
+    and whether all that was judged passed."""
+    per_run = {backend: verdicts.compute(run.document) for backend, run in results.runs.items()}
+    rows = []
+    for backend, panel in per_run.items():
+        named = [backend] if len(per_run) > 1 else []
+        if results.checks.get(backend):
+            rows.append([*named, "·", "cluster checks (Tests 1–3)", _cluster_checks(results, backend)])
+        for check in panel["checks"]:
+            rows.append([*named, check["mark"], check["title"], check["figure"]])
+    header = [*(["backend"] if len(per_run) > 1 else []), "", "check", "figure that decided it"]
+    judged = [panel["passed"] for panel in per_run.values() if panel["passed"] is not None]
+    passed = all(judged) if judged else None
+    head = {True: "all passed", False: "FAILED", None: "nothing to judge"}[passed]
+    notes = ["✓ passed, ✗ failed, · shown without a criterion to judge it by; Test 4: ○ no logged-in user lost "
+             "SSO, △ some, × all, - not measured (docs/report.md)."]
+    return {"passed": passed, "head": head, "table": Table(f"Verdicts: {head}", header, rows, text=True, notes=notes)}
+
+
+def _cluster_checks(results: Results, backend: str) -> str:
+    """'Test 1 ○, Test 2 ○, Test 3 ×*': what the design does (not judged: a design may lack a property)."""
+    marks = []
+    for index, check in enumerate(results.checks[backend]):
+        passed = bool(check.get("passed"))
+        expected = "" if passed or not design_expects(results, backend, index, passed=False) else "*"
+        marks.append(f"{check.get('test', '?')} {'○' if passed else '×'}{expected}")
+    return ", ".join(marks) + (" (* as the 2012 design table expects)" if any(m.endswith("*") for m in marks) else "")
 
 
 def configuration(results: Results) -> list[Table]:
@@ -100,6 +135,7 @@ def configuration(results: Results) -> list[Table]:
 def html(results: Results, plots: list[Plot]) -> str:
     data = sections(results, plots)
     data["images"] = {p.name: "data:image/png;base64," + base64.b64encode(p.png).decode("ascii") for p in plots}
+    data["timeline_assets"] = assets() if data["timelines"] else {}
     return _environment(autoescape=True).get_template("report.html.j2").render(data)
 
 

@@ -30,6 +30,7 @@ EXPECTED_MARK = "*"  # after a ×: what the backend's design is expected to fail
 WEAK_MARK = "†"  # a figure resting on too few samples, or on a cell with errors
 CPU_DECIMALS = 1
 TOP_COMPONENTS = 8  # CPU columns shown per table: the generator, then the busiest components
+WIDE_COLUMNS = 9  # a table with more columns is set smaller in HTML, so it fits the page (and print) whole
 
 
 @dataclass
@@ -42,6 +43,10 @@ class Table:
     centered: bool = False  # marks (○/×) rather than numbers
     text: bool = False  # words (settings), left-aligned
     links: set[int] = field(default_factory=set)  # columns of paths relative to the report, linked in HTML
+
+    @property
+    def wide(self) -> bool:
+        return len(self.header) > WIDE_COLUMNS
 
 
 def run_tables(results: Results) -> list[Table]:

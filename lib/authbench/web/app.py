@@ -87,6 +87,11 @@ def install(environment, results: Path, prepare: Callable[[dict[str, str]], Any]
                         "login": bool(web_ui.web_login),
                         "defaults": DEFAULT_FORM, "results": str(results)})
 
+    @app.route(f"{PREFIX}/api/timeline")
+    @guard
+    def timeline() -> Response:
+        return jsonify(live.timeline_view())
+
     @app.route(f"{PREFIX}/api/start", methods=["POST"])
     @guard
     def start() -> tuple[Response, int]:

@@ -10,6 +10,7 @@ import time
 from collections import Counter
 from typing import Any
 
+from ..cluster.faults.table import shown
 from ..events import RunEvents
 from ..openmodel.rates import LevelPlan
 from ..patterns import Pattern, Plan
@@ -17,10 +18,10 @@ from ..results.failures import Evidence, example_name
 from ..results.sample import MEASURED, OK, WARMUP, Sample
 from ..results.summary import Summary, average, summarize
 from ..results.table import run_label
+from ..results.timeline import LEVEL, MAX_POINTS, Timeline, fault_mark
 from .live_open import OpenView
 
 ETA_AFTER = 0.05  # share of the measured journeys done from which time left is extrapolated from the run itself
-TIMELINE_POINTS = 600  # seconds of the per-second chart kept (ten minutes)
 RUNNING_SUMMARY_EVERY_S = 1.0  # the running cell's row is recomputed at most this often (it reads all its samples)
 PER_USER_ROWS = 100  # users listed with their counts; a 10,000-user pattern would make every poll heavy
 IDLE, STARTING, RUNNING, DONE, STOPPED, FAILED = "idle", "starting", "running", "done", "stopped", "failed"
@@ -48,10 +49,9 @@ class LiveRun:
         self.done = {WARMUP: 0, MEASURED: 0}
         self.reasons: dict[str, Counter[str]] = {WARMUP: Counter(), MEASURED: Counter()}
         self.examples: dict[str, str] = {}  # reason → its first example's file under the run's failures/
-        self._timeline: dict[int, list[float]] = {}  # epoch second -> [ok journeys ended, sum of their ms, errors]
-        self._durations: dict[int, list[float]] = {}  # epoch second -> ms of the ok journeys that ended in it
-        self._quantiles: dict[int, tuple[float, float]] = {}  # p50, p95 of a second that is over (computed once)
-        self.marks: list[dict[str, Any]] = []  # cell starts, measured phases and cell ends, for the chart
+        self.timeline = Timeline()  # the whole run, per second (wider buckets past MAX_POINTS), for the chart
+        self.marks: list[dict[str, Any]] = []  # cell and level starts, measured phases, cell ends, faults
+        self.verdicts: dict[str, Any] | None = None  # the panel as summary.json last had it (results.verdicts)
         self.open: OpenView | None = None  # an arrival-rate plan's levels, capacity steps and progress
         self.links: dict[str, str] | None = None  # once the run ended: its report and folder
         self._level_measured = 0  # measured journeys of an arrival-rate plan's levels (not its search steps)
@@ -65,6 +65,7 @@ class LiveRun:
         events.cell_stop.add_listener(self.on_cell_stop)
         events.failure.add_listener(self.on_failure)
         events.fault.add_listener(self.on_fault)
+        events.verdicts.add_listener(self.on_verdicts)
 
     def begin(self, run_id: str, target: str, plan: Plan) -> None:
         """A new run: forget the previous one."""
@@ -97,7 +98,7 @@ class LiveRun:
     def on_cell_start(self, pattern: Pattern, repetition: int, warmup_s: float, **_: Any) -> None:
         self._reset_cell(pattern, repetition, WARMUP if warmup_s > 0 else MEASURED)
         self.warmup_ends = time.time() + warmup_s
-        self._mark("start", pattern, repetition)
+        self._mark(LEVEL if getattr(pattern, "rate", None) is not None else "start", pattern, repetition)
         if self.open is not None:
             self.open.on_cell_start(pattern, repetition, time.time())
         if warmup_s <= 0:
@@ -109,12 +110,12 @@ class LiveRun:
 
     def _mark(self, what: str, pattern: Pattern, repetition: int) -> None:
         self.marks.append({"t": time.time(), "what": what, "label": run_label(pattern.label, repetition)})
-        del self.marks[:-3 * TIMELINE_POINTS]  # bounded like the timeline
+        del self.marks[:-3 * MAX_POINTS]  # bounded like the timeline
 
     def on_fault(self, record: dict[str, Any], **_: Any) -> None:
         """A fault of the plan was acted on: a mark on the chart where it began (its outcome in the label)."""
-        label = record["fault"].split(" ", 1)[-1] + ("" if record.get("ok") else " (failed)")  # without at=…
-        self.marks.append({"t": record["time"], "what": "fault", "label": label})
+        self.marks.append(fault_mark(record, lambda fault: shown(fault, "")))  # a command's arguments hidden
+        del self.marks[:-3 * MAX_POINTS]
 
     def on_sample(self, sample: Sample, **_: Any) -> None:
         self.done[sample.phase] = self.done.get(sample.phase, 0) + 1
@@ -125,18 +126,7 @@ class LiveRun:
             self.cell_samples.append(sample)
             if self.open is not None and self.pattern is not None and not self.open.is_step(self.pattern):
                 self._level_measured += 1
-        second = int(sample.end)
-        point = self._timeline.setdefault(second, [0, 0.0, 0])
-        if sample.outcome == OK:
-            point[0] += 1
-            point[1] += sample.duration_ms
-            self._durations.setdefault(second, []).append(sample.duration_ms)
-        else:
-            point[2] += 1
-        if len(self._timeline) > TIMELINE_POINTS:
-            oldest = min(self._timeline)
-            for table in (self._timeline, self._durations, self._quantiles):
-                table.pop(oldest, None)
+        self.timeline.add(sample)
 
     def on_failure(self, evidence: Evidence, **_: Any) -> None:
         self.examples.setdefault(evidence.reason, example_name(evidence.reason, 1))
@@ -153,6 +143,9 @@ class LiveRun:
         self.cell_samples = []
         self.phase = ""  # between cells: nothing is running until the next cell_start
         self._mark("end", cell.pattern, cell.repetition)
+
+    def on_verdicts(self, verdicts: dict[str, Any], **_: Any) -> None:
+        self.verdicts = verdicts
 
     # -- the JSON the page polls -------------------------------------------------------------------
 
@@ -189,19 +182,20 @@ class LiveRun:
             "journeys": {"measured": measured, "warmup": self.done[WARMUP], "planned": planned,
                          "all_measured": self.done[MEASURED]},
             "time": self._time(planned, measured),
-            "rows": rows, "running": running, "level": self._level_live(),
+            "rows": rows, "running": running, "level": self._level_live(), "verdicts": self.verdicts,
             "reasons": [{"reason": reason, "measured": self.reasons[MEASURED][reason],
                          "warmup": self.reasons[WARMUP][reason], "example": self.examples.get(reason)}
                         for reason in sorted(set(self.reasons[MEASURED]) | set(self.reasons[WARMUP]))],
-            "timeline": [{"t": second, "ok": ok, "errors": errors, "mean_ms": total / ok if ok else None,
-                          **self._percentiles(second)}
-                         for second, (ok, total, errors) in sorted(self._timeline.items())],
             "marks": self.marks,
             "open": None if view is None else view.snapshot(getattr(self._context, "level", None),
                                                             self.phase == MEASURED, time.time(),
                                                             self.state == RUNNING),
             "links": self.links,
         }
+
+    def timeline_view(self) -> dict[str, Any]:
+        """The chart's data (api/timeline, apart from the state: up to MAX_POINTS buckets per poll)."""
+        return {"run_id": self.run_id, "series": self.timeline.series(), "marks": self.marks}
 
     def _level_live(self) -> dict[str, Any] | None:
         """The arrival-rate level running, as it goes: target and achieved rate, late and dropped starts, and
@@ -214,19 +208,6 @@ class LiveRun:
                 "late": outcome.late, "dropped": outcome.dropped, "in_flight_peak": outcome.peak_in_flight,
                 "response_p99_ms": outcome.response.percentile(99.0),
                 "service_p99_ms": outcome.service.percentile(99.0)}
-
-    def _percentiles(self, second: int) -> dict[str, float | None]:
-        """p50 and p95 of the journeys that ended in that second; a second that is over is computed once."""
-        if second in self._quantiles:
-            p50, p95 = self._quantiles[second]
-            return {"p50_ms": p50, "p95_ms": p95}
-        values = sorted(self._durations.get(second, ()))
-        if not values:
-            return {"p50_ms": None, "p95_ms": None}
-        p50, p95 = values[(len(values) - 1) // 2], values[min(len(values) - 1, round(0.95 * (len(values) - 1)))]
-        if second < int(time.time()):
-            self._quantiles[second] = (p50, p95)
-        return {"p50_ms": p50, "p95_ms": p95}
 
     def _time(self, planned: int, measured: int) -> dict[str, float | None]:
         """Elapsed, an estimate of what is left (the dry-run estimator at first, then the run's own pace; for an

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..openmodel import capacity
 from ..openmodel.rates import Level, LevelPlan, format_rate
-from ..openmodel.runner import CAPACITY_PREFIX, judged, slo_failures
+from ..openmodel.runner import CAPACITY_PREFIX, judged, slo_checks, slo_failures
 from ..results.table import degraded_text
 
 
@@ -104,11 +104,12 @@ class OpenView:
         row = _level_row(level.label, repetition, {"target_rate": level.rate})
         row.update(running=True, phase="measured" if measuring else "warmup")
         if outcome is not None and outcome.level == level and measuring and not outcome.finished:
-            failures = slo_failures(self.plan.slo, outcome) if self.plan.slo and outcome.ok + outcome.errors else []
+            judged_yet = bool(self.plan.slo) and outcome.ok + outcome.errors > 0  # a journey has ended
+            failures = slo_failures(slo_checks(self.plan.slo, outcome)) if judged_yet else []
             row.update(achieved_rate=round(outcome.live_rate(now), 3), late=outcome.late, dropped=outcome.dropped,
                        response_p99_ms=outcome.response.percentile(99.0),
                        service_p99_ms=outcome.service.percentile(99.0),
-                       slo_met=(not failures) if self.plan.slo and outcome.ok + outcome.errors else None,
+                       slo_met=(not failures) if judged_yet else None,
                        slo_failures=failures)
         return row
 

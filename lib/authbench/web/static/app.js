@@ -47,6 +47,7 @@ function grinderRow(row) {
 }
 
 function showRun(s) {
+  showVerdicts(s.verdicts);
   $("state").textContent = s.state;
   $("state").className = `badge ${s.state}`;
   $("logout").hidden = !s.login;
@@ -117,7 +118,7 @@ function showRun(s) {
     cell(tr, String(u.user)); cell(tr, String(u.warmup)); cell(tr, String(u.measured)); cell(tr, String(s.current.runs ?? "-"));
     return tr;
   }));
-  drawChart(s.timeline, s.marks || []);
+  showTimeline(s.run_id).catch(() => {});  // timeline.js: the whole run, drawn with uPlot
   showOpenModel(s);  // openmodel.js: levels, capacity steps, progress of a rate plan, links at the end
   if (!formFilled) fillForm(s);
 }
@@ -135,115 +136,6 @@ function fillForm(s) {
     if (input && !input.value) input.value = value;
   }
   if (!$("target").value && s.lab_backends.length) $("target").value = `lab:${s.lab_backends[0]}`;
-}
-
-// The live chart: successful journeys/s (bars) and errors/s (red) on the left axis, mean, p50 and p95 in ms
-// on the right one, warm-up shaded, cell boundaries as labelled lines; hovering shows one second's figures.
-const SERIES = [["mean_ms", "#1d4ed8", []], ["p50_ms", "#7c3aed", [4, 3]], ["p95_ms", "#db2777", [2, 2]]];
-let chartState = null;
-
-function niceMax(value) {
-  const power = 10 ** Math.floor(Math.log10(Math.max(value, 1)));
-  return [1, 2, 5, 10].map((m) => m * power).find((m) => m >= value) || value;
-}
-
-function drawChart(points, marks) {
-  const canvas = $("chart");
-  const g = canvas.getContext("2d");
-  const w = canvas.width, h = canvas.height, left = 40, right = 58, top = 14, bottom = 28;
-  g.clearRect(0, 0, w, h);
-  g.font = "11px system-ui, sans-serif";
-  g.fillStyle = "#6b7280";
-  canvas.dataset.warmupBands = "0";
-  canvas.dataset.boundaries = "0";
-  canvas.dataset.faults = "0";
-  chartState = null;
-  if (!points.length) { g.fillText("no journeys yet", left, h / 2); return; }
-  // From the earliest of the first journey's second and a cell start just before it (a start precedes the
-  // first journey's end), so the first cell's warm-up band and start line are drawn too.
-  const near = marks.filter((m) => m.t >= points[0].t - 30).map((m) => Math.floor(m.t));
-  const t0 = Math.min(points[0].t, ...near), t1 = points[points.length - 1].t + 1;
-  const span = Math.max(1, t1 - t0);
-  const maxRate = niceMax(Math.max(1, ...points.map((p) => Math.max(p.ok, p.errors))));
-  const maxMs = niceMax(Math.max(1, ...points.flatMap((p) => SERIES.map(([k]) => p[k] || 0))));
-  const x = (t) => left + (w - left - right) * (t - t0) / span;
-  const yRate = (v) => h - bottom - (h - top - bottom) * v / maxRate;
-  const yMs = (v) => h - bottom - (h - top - bottom) * v / maxMs;
-  // Warm-up bands: from a cell's start to its measured phase (or to now, while it lasts).
-  g.fillStyle = "rgba(107, 114, 128, 0.15)";
-  let bands = 0, boundaries = 0, open = null;
-  for (const m of marks) {
-    if (m.what === "start") open = m.t;
-    if (m.what === "measured" && open !== null) {
-      if (m.t > open && m.t > t0) { g.fillRect(x(Math.max(open, t0)), top, x(m.t) - x(Math.max(open, t0)), h - top - bottom); bands++; }
-      open = null;
-    }
-  }
-  if (open !== null) { g.fillRect(x(Math.max(open, t0)), top, x(t1) - x(Math.max(open, t0)), h - top - bottom); bands++; }
-  // Axes, with three ticks each.
-  g.strokeStyle = "#d1d5db"; g.fillStyle = "#6b7280"; g.lineWidth = 1;
-  for (const f of [0, 0.5, 1]) {
-    const y = yRate(maxRate * f);
-    g.beginPath(); g.moveTo(left, y); g.lineTo(w - right, y); g.stroke();
-    g.fillText(`${(maxRate * f).toFixed(0)}/s`, 2, y + 4);
-    g.fillText(`${(maxMs * f).toFixed(0)} ms`, w - right + 4, y + 4);
-  }
-  for (const f of [0, 0.5, 1]) g.fillText(`${Math.round(span * f)} s`, x(t0 + span * f) - (f ? 24 : 0), h - 8);
-  // Bars: successful journeys per second, errors stacked on them in red.
-  const bar = Math.max(1, (w - left - right) / span - 1);
-  for (const p of points) {
-    g.fillStyle = "#15803d"; g.fillRect(x(p.t), yRate(p.ok), bar, yRate(0) - yRate(p.ok));
-    if (p.errors) { g.fillStyle = "#dc2626"; g.fillRect(x(p.t), yRate(p.ok + p.errors), bar, yRate(0) - yRate(p.errors)); }
-  }
-  for (const [key, colour, dash] of SERIES) {
-    g.strokeStyle = colour; g.setLineDash(dash); g.lineWidth = 1.5; g.beginPath();
-    let first = true;
-    for (const p of points) {
-      if (p[key] == null) continue;
-      const px = x(p.t) + bar / 2, py = yMs(p[key]);
-      if (first) g.moveTo(px, py); else g.lineTo(px, py);
-      first = false;
-    }
-    g.stroke();
-  }
-  g.setLineDash([]);
-  // Cell boundaries: where each pattern × repetition started, labelled.
-  g.strokeStyle = "#374151"; g.fillStyle = "#374151";
-  for (const m of marks) {
-    if (m.what !== "start" || m.t < t0) continue;
-    g.beginPath(); g.moveTo(x(m.t), top); g.lineTo(x(m.t), h - bottom); g.stroke();
-    g.fillText(m.label, x(m.t) + 3, top + 10);
-    boundaries++;
-  }
-  // Faults of a fault plan: dashed orange lines where each began, named at the bottom.
-  g.strokeStyle = "#c2410c"; g.fillStyle = "#c2410c"; g.setLineDash([4, 3]);
-  let faults = 0;
-  for (const m of marks) {
-    if (m.what !== "fault" || m.t < t0) continue;
-    g.beginPath(); g.moveTo(x(m.t), top); g.lineTo(x(m.t), h - bottom); g.stroke();
-    const ly = h - bottom - 4 - 13 * (faults % 2);
-    g.fillStyle = "rgba(255, 255, 255, 0.85)"; g.fillRect(x(m.t) + 2, ly - 10, g.measureText(m.label).width + 2, 13);
-    g.fillStyle = "#c2410c"; g.fillText(m.label, x(m.t) + 3, ly);
-    faults++;
-  }
-  g.setLineDash([]);
-  canvas.dataset.warmupBands = String(bands);
-  canvas.dataset.boundaries = String(boundaries);
-  canvas.dataset.faults = String(faults);
-  chartState = { points, x, left, right, w };
-}
-
-function chartTooltip(event) {
-  const tip = $("chart-tip");
-  if (!chartState) { tip.hidden = true; return; }
-  const rect = event.target.getBoundingClientRect();
-  const px = (event.clientX - rect.left) * event.target.width / rect.width;
-  const point = chartState.points.reduce((best, p) =>
-    Math.abs(chartState.x(p.t) - px) < Math.abs(chartState.x(best.t) - px) ? p : best);
-  const ms = (v) => (v == null ? "-" : `${v.toFixed(1)} ms`);
-  tip.textContent = `${new Date(point.t * 1000).toLocaleTimeString()}: ${point.ok} ok/s, ${point.errors} errors/s, ` +
-    `mean ${ms(point.mean_ms)}, p50 ${ms(point.p50_ms)}, p95 ${ms(point.p95_ms)}`;
-  tip.hidden = false;
 }
 
 function duration(seconds) {
@@ -432,8 +324,6 @@ function compareRuns() {
 
 document.addEventListener("DOMContentLoaded", () => {
   $("start-form").addEventListener("submit", start);
-  $("chart").addEventListener("mousemove", chartTooltip);
-  $("chart").addEventListener("mouseleave", () => { $("chart-tip").hidden = true; });
   $("stop").addEventListener("click", stop);
   $("compare-runs").addEventListener("click", compareRuns);
   for (const b of document.querySelectorAll("button.tab")) b.addEventListener("click", () => showTab(b.dataset.tab));

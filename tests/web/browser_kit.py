@@ -1,0 +1,56 @@
+"""What the Chromium tests share: `authbench web` as a process on the session lab, and Debian's Chromium."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+CHROMIUM = "/usr/bin/chromium"  # Debian's package (deploy/setup-system.sh); Playwright downloads no browser
+START_LIMIT = 60.0  # seconds for `authbench web` to answer
+
+
+def get(url: str) -> bytes:
+    with urllib.request.urlopen(url, timeout=10) as answer:  # noqa: S310 (loopback, our own server)
+        return answer.read()
+
+
+@contextmanager
+def web_ui(lab_dir: Path, results: Path, port: int, log_path: Path) -> Iterator[str]:
+    """`authbench web` on 127.0.0.1:`port` over `results`, the lab at `lab_dir`; yields its base URL. The log must
+    hold no traceback when it ends."""
+    env = {**os.environ, "AUTHBENCH_LAB_DIR": str(lab_dir)}
+    env.pop("AUTHBENCH_WEB_AUTH", None)
+    with log_path.open("w") as log:
+        process = subprocess.Popen([sys.executable, "-m", "authbench", "web", "--web-port", str(port),
+                                    "--results", str(results)], env=env, stdout=log, stderr=subprocess.STDOUT)
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + START_LIMIT
+        try:
+            while True:
+                try:
+                    get(f"{base}/authbench/api/state")
+                    break
+                except OSError:
+                    if process.poll() is not None or time.monotonic() > deadline:
+                        raise AssertionError(f"authbench web did not start: {log_path.read_text()[-2000:]}") \
+                            from None
+                    time.sleep(0.2)
+            yield base
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+    assert "Traceback" not in log_path.read_text()
+
+
+def chromium(playwright):
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
