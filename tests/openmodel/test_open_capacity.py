@@ -85,3 +85,26 @@ def test_a_step_that_cannot_be_judged_ends_the_search_unconfirmed():
     result = search(measure, Search(start=10.0), on_step=lambda partial: seen.append(len(partial.steps)))
     assert result.stopped and not result.confirmed and result.answer is None
     assert asked == [10.0, 20.0, 40.0] and seen == [1, 2, 3] and not result.steps[-1].passed
+
+
+@pytest.mark.parametrize("knobs", [Search(start=10.0, precision=0.03), Search(start=2.0, max_rate=4.0),
+                                   Search(start=1.0, growth=1.5, precision=0.5, max_rate=2000.0),
+                                   Search(start=5.0, growth=3.0, precision=0.0001, max_rate=1e5, max_steps=6),
+                                   Search(start=50.0, max_rate=10.0), Search(start=1.0, growth=2.0, precision=0.25)])
+def test_step_bound_holds_whatever_the_steps_judge(knobs):
+    """The web UI says "step N of at most step_bound": no run of outcomes may take more steps."""
+    import math
+    import random
+
+    from authbench.openmodel.capacity import step_bound
+
+    chance = random.Random(26)
+    bound = step_bound(knobs)
+    longest, top = 0, math.log(knobs.max_rate / knobs.start, knobs.growth) + 1
+    for trial in range(600):
+        limit = knobs.start * knobs.growth ** chance.uniform(-1, top)
+        flaky = trial % 3 == 0
+        result = search(lambda rate, stage, limit=limit, flaky=flaky:
+                        rate <= limit and not (flaky and stage == CONFIRM and chance.random() < .6), knobs)
+        longest = max(longest, len(result.steps))
+    assert longest <= bound <= longest + 3  # a bound, and not a loose one

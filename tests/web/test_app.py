@@ -340,7 +340,7 @@ def test_a_url_target_with_uploaded_accounts_and_a_ca_bundle(lab_env, tmp_path):
     assert "Uploaded-Wr0ng" not in written and "pw-user00" not in written
     assert set(Path(tempfile.gettempdir()).glob("authbench-accounts-*")) == before  # the upload is gone
     bad = client.post("/authbench/api/start", json={**form, "ca_bundle": "/nonexistent/ca.pem"})
-    assert bad.status_code == 400 and "--ca-bundle '/nonexistent/ca.pem' is not a readable file" in bad.get_json()[
+    assert bad.status_code == 400 and "CA bundle '/nonexistent/ca.pem' is not a readable file" in bad.get_json()[
         "message"]
     environment.runner.quit()
 

@@ -48,7 +48,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def build(args: argparse.Namespace, environ: dict[str, str]):
     """Check the options and make the environment, Locust's web UI (not yet serving: no port taken) and our routes."""
     from ..web import auth, server
-    from .web_form import form_preparer
+    from .web_form import form_plan, form_preparer
 
     if not 0 < args.web_port < 65536:
         raise AuthbenchError(f"--web-port {args.web_port} is not a port number")
@@ -70,7 +70,8 @@ def build(args: argparse.Namespace, environ: dict[str, str]):
     except OSError as exc:
         raise AuthbenchError(f"cannot create --results {args.results!r}: {exc.strerror}") from None
     environment, web_ui, launcher = server.create(args.web_host, args.web_port, credentials, results, prepare,
-                                                  tuple(args.web_allowed_host), args.lab_dir)
+                                                  tuple(args.web_allowed_host), args.lab_dir,
+                                                  lambda form: form_plan(form, run_options))
     return environment, web_ui, launcher, credentials
 
 

@@ -26,6 +26,9 @@ OPTION_FIELDS = {"expect": "--expect", "expect_regex": "--expect-regex", "expect
 FLAG_FIELDS = {"reuse_session": "--reuse-session"}  # checkboxes: present (any value but "") means on
 CSV_FIELD = "accounts_csv_text"  # the text of an uploaded user,password file
 OPEN_FIELDS = ("rate", "duration", "levels", "slo")  # arrival rates instead of patterns (cli/openmodel.py)
+# the open model's knobs: the capacity search's, and the journeys in flight at most (`--max-users`)
+SEARCH_FIELDS = ("start_rate", "max_rate", "growth", "precision", "step_duration", "step_warmup", "max_users")
+CAPACITY_FIELD = "capacity"  # a checkbox: run the capacity search (`authbench capacity`, or `--levels …,max`)
 ALLOW_COMMANDS_OPTION = "--allow-fault-commands"  # `authbench web`: the form may give run=COMMAND faults
 
 
@@ -66,8 +69,11 @@ def parse_form(form: dict[str, str], run_options: str = "", accounts_csv: str | 
         raise AuthbenchError(f"--run-options {run_options!r}: {exc}") from None
     # Each field is one argument after its option: a value cannot smuggle in options of its own.
     open_model = [f"--{field}={value}" for field in OPEN_FIELDS if (value := (form.get(field) or "").strip())]
-    pattern = [] if open_model else ["--pattern", (form.get("pattern") or "").strip() or ","]
-    argv = ["run", "--target", target, *pattern, *open_model,
+    capacity = bool((form.get(CAPACITY_FIELD) or "").strip())
+    search = [f"--{field.replace('_', '-')}={value}" for field in SEARCH_FIELDS
+              if (value := (form.get(field) or "").strip())]
+    pattern = [] if open_model or capacity else ["--pattern", (form.get("pattern") or "").strip() or ","]
+    argv = ["run", "--target", target, *pattern, *open_model, *search,
             "--warmup", (form.get("warmup") or "0").strip(), "--repeat", repeat, "--cell-time-limit", limit]
     for field, option in OPTION_FIELDS.items():
         value = (form.get(field) or "").strip()
@@ -76,7 +82,20 @@ def parse_form(form: dict[str, str], run_options: str = "", accounts_csv: str | 
     argv += [flag for field, flag in FLAG_FIELDS.items() if (form.get(field) or "").strip()]
     if accounts_csv:
         argv.append(f"--accounts-csv={accounts_csv}")
-    return _run_parser().parse_args([*argv, *extra])
+    args = _run_parser().parse_args([*argv, *extra])
+    args.capacity = args.capacity or capacity
+    return args
+
+
+def form_plan(form: dict[str, str], run_options: str = "") -> Any:
+    """The plan alone of a form (patterns, or arrival rates and the capacity search), checked as `authbench run`
+    checks it, for the page's estimate; AuthbenchError."""
+    from ..patterns import parse_plan
+    from . import openmodel
+
+    args = parse_form({**form, "target": form.get("target") or "lab:x"}, run_options)
+    plan = parse_plan(args.pattern, args.warmup, args.repeat)  # a PlanError is an AuthbenchError
+    return openmodel.level_plan(args, plan.warmup, plan.repeat) if openmodel.wanted(args) else plan
 
 
 def refuse_fault_commands(args: argparse.Namespace, where: str) -> None:

@@ -127,3 +127,22 @@ def _search(step: Callable[[float, str], bool], knobs: Search, result: CapacityR
         result.confirmed = step(result.last_pass, CONFIRM)
     result.precision_reached = result.first_fail is not None and (result.bracket() or 0.0) <= knobs.precision
     return result
+
+
+def step_bound(knobs: Search) -> int:
+    """The most steps a search with these knobs can take: its growth steps up to `max_rate`, the halvings that
+    bring a growth bracket within `precision`, a confirmation and its fallbacks (bounded by `max_steps`
+    as the search is). Progress is "step N of at most this", never more."""
+    grown, rate = 1, min(knobs.start, knobs.max_rate)
+    while rate < knobs.max_rate and grown < knobs.max_steps:
+        rate, grown = min(rate * knobs.growth, knobs.max_rate), grown + 1
+    refined, bracket = 0, knobs.growth - 1  # a failed growth step leaves at most this bracket, halved by each refine
+    while bracket >= knobs.precision * (1 - 1e-9) and refined < knobs.max_steps:  # an exact tie: one more
+        bracket, refined = bracket / 2, refined + 1
+    refined = min(refined, max(0, knobs.max_steps - 1 - grown)) if grown > 1 else 0  # one step: pass or fail
+    return grown + refined + 1 + CONFIRM_FALLBACKS
+
+
+def estimate_s(knobs: Search) -> float:
+    """The longest a search can take: every step it may measure, each its warm-up and hold (cool-downs aside)."""
+    return step_bound(knobs) * (knobs.warmup + knobs.hold)

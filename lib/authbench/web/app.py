@@ -17,17 +17,23 @@ from flask import Response, jsonify, redirect, request, send_file, send_from_dir
 
 from ..errors import AuthbenchError
 from ..names import is_safe_name
+from ..openmodel.rates import Arrivals, Search, format_rate
 from ..results.failures import FAILURES_DIR
 from . import guard as guards
 from . import locust_page, runs
 from .campaign import campaign_view, report_path
+from .fields import name_fields
 from .launch import DEFAULT_CELL_TIME_LIMIT, Launcher
 from .live import LiveRun
 
 PREFIX = "/authbench"
 STATIC_DIR = Path(__file__).parent / "static"
+_SEARCH = Search()  # the capacity search's knobs as `authbench run` defaults them (cli/openmodel.py, tested)
 DEFAULT_FORM = {"pattern": "2x1000,10x200,20x200", "warmup": "60s", "repeat": "3",
-                "cell_time_limit": DEFAULT_CELL_TIME_LIMIT}
+                "cell_time_limit": DEFAULT_CELL_TIME_LIMIT, "start_rate": format_rate(_SEARCH.start),
+                "max_rate": format_rate(_SEARCH.max_rate), "growth": f"{_SEARCH.growth:g}",
+                "precision": f"{_SEARCH.precision * 100:g}%", "step_duration": f"{_SEARCH.hold:g}s",
+                "step_warmup": f"{_SEARCH.warmup:g}s", "max_users": str(Arrivals().max_users)}
 COMPARE_DIR = ".compare"  # under --results: reports comparing two runs (hidden: not a run itself)
 CONFIRM_AFTER_S = 180.0  # plans estimated longer than this are started only after the operator confirms
 log = logging.getLogger(__name__)
@@ -42,11 +48,13 @@ def lab_targets(lab_dir: str | None) -> list[str]:
 
 
 def install(environment, results: Path, prepare: Callable[[dict[str, str]], Any],
-            allowed_hosts: tuple[str, ...] = (), lab_dir: str | None = None) -> Launcher:
+            allowed_hosts: tuple[str, ...] = (), lab_dir: str | None = None,
+            plan_of: Callable[[dict[str, str]], Any] | None = None) -> Launcher:
     """Add the routes to `environment.web_ui` and listen to the run's events; the launcher they drive.
 
-    `prepare(form)` turns the start form into a checked run (cli.web_form.form_preparer); `lab_dir` is where
-    the embedded lab whose clusters the form offers runs.
+    `prepare(form)` turns the start form into a checked run (cli.web_form.form_preparer), `plan_of(form)` into
+    its plan alone (patterns or arrival rates, for the estimate); `lab_dir` is where the embedded lab whose
+    clusters the form offers runs.
     """
 
     web_ui = environment.web_ui
@@ -95,8 +103,8 @@ def install(environment, results: Path, prepare: Callable[[dict[str, str]], Any]
             return jsonify({"ok": False, "message": "send the form as a JSON object"}), 400
         try:
             run_id = launcher.start({k: str(v) for k, v in form.items()})
-        except AuthbenchError as exc:
-            return jsonify({"ok": False, "message": " ".join(str(exc).split())}), 400
+        except AuthbenchError as exc:  # a failed preflight brings its trail, hop by hop
+            return jsonify({"ok": False, "message": " ".join(str(exc).split()), "trail": exc.details}), 400
         except Exception as exc:  # e.g. a damaged lab.json: one line on the page, the traceback in the log
             log.exception("starting a run from the web UI failed")
             return jsonify({"ok": False, "message": f"unexpected {type(exc).__name__}: "
@@ -106,18 +114,26 @@ def install(environment, results: Path, prepare: Callable[[dict[str, str]], Any]
     @app.route(f"{PREFIX}/api/estimate", methods=["POST"])
     @guard
     def estimate() -> tuple[Response, int]:
-        """How long the form's plan would take (the --dry-run estimate), for a confirmation before long plans."""
+        """How long the form's plan would take (the --dry-run estimate; a capacity search's longest), for a
+        confirmation before long plans."""
         from ..cluster.campaign import estimate_plan_s, format_duration
+        from ..openmodel.capacity import estimate_s
         from ..patterns import PlanError, parse_plan
 
         form: Any = request.get_json(silent=True) or {}
         try:
-            plan = parse_plan(str(form.get("pattern") or ""), str(form.get("warmup") or "0"),
-                              int(str(form.get("repeat") or "1")))
-        except (PlanError, ValueError) as exc:
-            return jsonify({"ok": False, "message": str(exc)}), 400
-        seconds = estimate_plan_s(plan)
-        return jsonify({"ok": True, "seconds": seconds, "text": format_duration(seconds),
+            if plan_of is not None:
+                plan = plan_of({str(k): str(v) for k, v in form.items()} if isinstance(form, dict) else {})
+            else:
+                plan = parse_plan(str(form.get("pattern") or ""), str(form.get("warmup") or "0"),
+                                  int(str(form.get("repeat") or "1")))
+        except (AuthbenchError, PlanError, ValueError) as exc:
+            return jsonify({"ok": False, "message": name_fields(" ".join(str(exc).split()))}), 400
+        search = getattr(plan, "search", None)
+        seconds = estimate_plan_s(plan) + (estimate_s(search) if search is not None else 0.0)
+        text = format_duration(seconds)
+        return jsonify({"ok": True, "seconds": seconds, "text": text, "bound": search is not None,
+                        "phrase": f"at most {text}" if search is not None else f"about {text}",
                         "confirm": seconds > CONFIRM_AFTER_S}), 200
 
     @app.route(f"{PREFIX}/api/stop", methods=["POST"])
@@ -163,10 +179,19 @@ def install(environment, results: Path, prepare: Callable[[dict[str, str]], Any]
     @app.route(f"{PREFIX}/runs/<run_id>/report.html")
     @guard
     def runs_report_file(run_id: str) -> tuple[Response, int] | Response:
+        """A run's report.html, written first when it has none or its results changed since (the live page's
+        link at a run's end)."""
+        from ..report import ReportError
+
         folder = runs.run_folder(results, run_id)
-        if folder is None or not (folder / "report.html").is_file():
+        if folder is None:
             return jsonify({"ok": False, "message": f"{run_id} has no report yet"}), 404
-        return send_file(folder / "report.html", mimetype="text/html")
+        if runs.report_stale(folder):
+            try:
+                runs.build_report(results, run_id)
+            except ReportError as exc:
+                return jsonify({"ok": False, "message": str(exc)}), 400
+        return send_file(folder / "report.html", mimetype="text/html", max_age=0)
 
     @app.route(f"{PREFIX}/compare")
     @guard

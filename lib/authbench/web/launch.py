@@ -20,6 +20,7 @@ from locust.env import Environment
 
 from ..errors import AuthbenchError
 from ..signals import StoppedByUser
+from .fields import name_fields
 from .live import DONE, FAILED, STOPPED, LiveRun
 
 DEFAULT_CELL_TIME_LIMIT = "10m"  # the form's default bound on one pattern × repetition
@@ -45,17 +46,27 @@ class Launcher:
 
     def start(self, form: dict[str, str]) -> str:
         """Check the form, claim a run folder, take the target's lock, try one journey (the preflight) and
-        start; the run id, or AuthbenchError."""
+        start; the run id, or AuthbenchError naming the form's fields, with a failed preflight's lines (its hops)
+        as `details`."""
         from .. import run
 
         if self.running:
             raise AuthbenchError("a run is in progress; stop it first")
         self._starting = True
         held = ExitStack()
+        said: list[str] = []  # what the preflight said (run.claim says nothing else before it fails)
+
+        def say(line: str) -> None:
+            log.info(line)
+            said.append(line)
+
         try:
             prepared = self.prepare(form)
             prepared.settings = dataclasses.replace(prepared.settings, results=str(self.results), run_id=None)
-            run_dir = run.claim(prepared, held, log.info, "authbench web")
+            run_dir = run.claim(prepared, held, say, "authbench web")
+        except AuthbenchError as exc:
+            held.close()
+            raise AuthbenchError(name_fields(str(exc)), details=[*exc.details, *said]) from None
         except BaseException:
             held.close()
             raise
@@ -77,11 +88,13 @@ class Launcher:
 
     def _run(self, run_dir: Path, prepared: Any, held: ExitStack) -> None:
         state, message = FAILED, "the run ended unexpectedly"
+        capacity = None
         from .. import run
 
         try:
             report = run.measure(prepared, run_dir, log.info, environment=self.environment)
             state, message = DONE, "" if report.complete else "a pattern repetition was cut short by the time limit"
+            capacity = report.extra.get("capacity")
         except StoppedByUser as exc:
             state, message = STOPPED, (f"stopped by the user {exc.by}; finished repetitions are kept, "
                                        "the cell it cut only in samples.csv, marked stopped")
@@ -96,4 +109,12 @@ class Launcher:
             self.environment.runner.stop()  # does nothing when run_plan already stopped it
             self.environment.authbench.controller = None
             held.close()  # the folder and the target are free for the next load
-            self.live.end(state, message)
+            self.live.end(state, message, capacity, self._links(run_dir))
+
+    def _links(self, run_dir: Path) -> dict[str, str] | None:
+        """Where the page sends a person once the run is over: its report (built when first opened) and folder."""
+        from ..results.recorder import SUMMARY_FILE
+
+        if not (run_dir / SUMMARY_FILE).is_file():
+            return None
+        return {"report": f"runs/{run_dir.name}/report.html", "folder": str(run_dir)}

@@ -13,12 +13,14 @@ from typing import Any
 from ..cluster.faults.table import shown
 from ..events import RunEvents
 from ..journeys.returning import LOST, REUSED
+from ..openmodel.rates import LevelPlan
 from ..patterns import Pattern, Plan
 from ..results.failures import Evidence, example_name
 from ..results.sample import MEASURED, OK, WARMUP, Sample
 from ..results.summary import Summary, average, summarize
 from ..results.table import run_label
 from ..results.timeline import LEVEL, MAX_POINTS, Timeline, fault_mark
+from .live_open import OpenView
 
 ETA_AFTER = 0.05  # share of the measured journeys done from which time left is extrapolated from the run itself
 RUNNING_SUMMARY_EVERY_S = 1.0  # the running cell's row is recomputed at most this often (it reads all its samples)
@@ -52,6 +54,9 @@ class LiveRun:
         self.marks: list[dict[str, Any]] = []  # cell and level starts, measured phases, cell ends, faults
         self.sessions: Counter[str] = Counter()  # returning users' measured journeys: reused, lost, failed (Test 4)
         self.verdicts: dict[str, Any] | None = None  # the panel as summary.json last had it (results.verdicts)
+        self.open: OpenView | None = None  # an arrival-rate plan's levels, capacity steps and progress
+        self.links: dict[str, str] | None = None  # once the run ended: its report and folder
+        self._level_measured = 0  # measured journeys of an arrival-rate plan's levels (not its search steps)
 
     def attach(self, events: RunEvents, context: Any = None) -> None:
         """Follow the runs of `events`; `context` (the RunContext) also gives the running level's live figures."""
@@ -68,8 +73,14 @@ class LiveRun:
         """A new run: forget the previous one."""
         self._clear()
         self.state, self.run_id, self.target, self.plan, self.started = RUNNING, run_id, target, plan, time.time()
+        self.open = OpenView(plan) if isinstance(plan, LevelPlan) else None
 
-    def end(self, state: str, message: str = "") -> None:
+    def end(self, state: str, message: str = "", capacity: dict[str, Any] | None = None,
+            links: dict[str, str] | None = None) -> None:
+        """The run is over; `capacity` is the search's record (the answer), `links` its report and folder."""
+        if self.open is not None and capacity:
+            self.open.found = capacity
+        self.links = links
         if state == STOPPED and self.pattern is not None and self.phase:  # the cell a person cut: shown, not counted
             self.stopped_cell = {"label": run_label(self.pattern.label, self.repetition), "pattern": self.pattern.label,
                                  "repetition": self.repetition, "kind": "stopped",
@@ -90,6 +101,8 @@ class LiveRun:
         self._reset_cell(pattern, repetition, WARMUP if warmup_s > 0 else MEASURED)
         self.warmup_ends = time.time() + warmup_s
         self._mark(LEVEL if getattr(pattern, "rate", None) is not None else "start", pattern, repetition)
+        if self.open is not None:
+            self.open.on_cell_start(pattern, repetition, time.time())
         if warmup_s <= 0:
             self._mark("measured", pattern, repetition)
 
@@ -113,6 +126,8 @@ class LiveRun:
             self.reasons.setdefault(sample.phase, Counter())[sample.reason or "unknown"] += 1
         if sample.phase == MEASURED:
             self.cell_samples.append(sample)
+            if self.open is not None and self.pattern is not None and not self.open.is_step(self.pattern):
+                self._level_measured += 1
             if sample.session in (REUSED, LOST):  # a returning user: did it keep its SSO session?
                 self.sessions["failed" if sample.outcome != OK else sample.session] += 1
         self.timeline.add(sample)
@@ -127,6 +142,8 @@ class LiveRun:
                            "complete": cell.complete, "summary": summary.to_dict(),
                            "open": getattr(cell, "open", None)})  # an arrival-rate level's rates and starts
         self._summaries.setdefault(cell.pattern.label, []).append(summary)
+        if self.open is not None:
+            self.open.on_cell_stop(cell)
         self.cell_samples = []
         self.phase = ""  # between cells: nothing is running until the next cell_start
         self._mark("end", cell.pattern, cell.repetition)
@@ -139,6 +156,8 @@ class LiveRun:
     def snapshot(self) -> dict[str, Any]:
         plan = self.plan
         planned = sum(p.tests for p, _ in plan.cells()) if plan else 0
+        view = self.open
+        measured = self._level_measured if view is not None else self.done[MEASURED]  # of the planned journeys
         rows = [{**cell, "kind": "cell"} for cell in self.cells]
         for pattern, summaries in self._summaries.items():
             if len(summaries) > 1:
@@ -154,22 +173,29 @@ class LiveRun:
             "state": self.state, "message": self.message, "run_id": self.run_id, "target": self.target,
             "started": self.started, "finished": self.finished,
             "plan": None if plan is None else {"patterns": [p.label for p in plan.patterns], "warmup_s": plan.warmup,
-                                               "repeat": plan.repeat, "cells": len(plan.cells())},
+                                               "repeat": plan.repeat,
+                                               "cells": len(plan.cells()) + (view.bound if view else 0)},
             "current": None if self.pattern is None else {  # after the run: the last cell, phase ""
                 "pattern": self.pattern.label, "repetition": self.repetition, "phase": self.phase,
-                "cell": len(self.cells) + (1 if self.phase else 0), "users": getattr(self.pattern, "users", None),
+                "cell": min(len(self.cells) + (1 if self.phase else 0), len(plan.cells()) + (view.bound if view else 0))
+                if plan else 0, "users": getattr(self.pattern, "users", None),
                 "runs": getattr(self.pattern, "runs", None),  # a level has neither: arrivals, not users × runs
                 "per_user": [{"user": user, "warmup": counts[WARMUP], "measured": counts[MEASURED]}
                              for user, counts in sorted(self.per_user.items())[:PER_USER_ROWS]],
             },
-            "journeys": {"measured": self.done[MEASURED], "warmup": self.done[WARMUP], "planned": planned},
-            "time": self._time(planned),
+            "journeys": {"measured": measured, "warmup": self.done[WARMUP], "planned": planned,
+                         "all_measured": self.done[MEASURED]},
+            "time": self._time(planned, measured),
             "rows": rows, "running": running, "level": self._level_live(), "verdicts": self.verdicts,
             "sessions": dict(self.sessions),
             "reasons": [{"reason": reason, "measured": self.reasons[MEASURED][reason],
                          "warmup": self.reasons[WARMUP][reason], "example": self.examples.get(reason)}
                         for reason in sorted(set(self.reasons[MEASURED]) | set(self.reasons[WARMUP]))],
             "marks": self.marks,
+            "open": None if view is None else view.snapshot(getattr(self._context, "level", None),
+                                                            self.phase == MEASURED, time.time(),
+                                                            self.state == RUNNING),
+            "links": self.links,
         }
 
     def timeline_view(self) -> dict[str, Any]:
@@ -188,18 +214,20 @@ class LiveRun:
                 "response_p99_ms": outcome.response.percentile(99.0),
                 "service_p99_ms": outcome.service.percentile(99.0)}
 
-    def _time(self, planned: int) -> dict[str, float | None]:
-        """Elapsed, an estimate of what is left (the dry-run estimator at first, then the run's own pace), and
-        the warm-up's countdown."""
+    def _time(self, planned: int, measured: int) -> dict[str, float | None]:
+        """Elapsed, an estimate of what is left (the dry-run estimator at first, then the run's own pace; for an
+        arrival-rate plan, its levels' and search steps' lengths against the clock), and the warm-up's countdown."""
         from ..cluster.campaign import estimate_plan_s
 
         if self.started is None or self.plan is None:
             return {"elapsed_s": None, "left_s": None, "warmup_left_s": None}
         now = self.finished if self.state != RUNNING and self.finished else time.time()
         elapsed = now - self.started
-        share = self.done[MEASURED] / planned if planned else 0.0
+        share = min(1.0, measured / planned) if planned else 0.0
         if self.state != RUNNING:
             left = 0.0
+        elif self.open is not None:
+            left = self.open.progress(now, True)["left_s"]
         elif share >= ETA_AFTER:
             left = elapsed * (1 - share) / share
         else:

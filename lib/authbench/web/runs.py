@@ -84,6 +84,16 @@ def run_folder(results: Path, run_id: str) -> Path | None:
     return folder if (folder / SUMMARY_FILE).is_file() or (folder / CAMPAIGN_FILE).is_file() else None
 
 
+def report_stale(folder: Path) -> bool:
+    """Whether a folder has no report.html, or one older than its summary.json (the results changed since)."""
+    from ..report import HTML_FILE
+
+    report, summary = folder / HTML_FILE, folder / SUMMARY_FILE
+    if not report.is_file():
+        return True
+    return summary.is_file() and summary.stat().st_mtime > report.stat().st_mtime
+
+
 def build_report(results: Path, run_id: str) -> Path | None:
     """Write (or rewrite) the report of one run or campaign; its report.html, or None for an unknown id.
 

@@ -13,8 +13,10 @@ from .launch import Launcher
 
 
 def create(host: str, port: int, credentials: Any, results: Path, prepare: Callable[[dict[str, str]], Any],
-           allowed_hosts: tuple[str, ...], lab_dir: str | None) -> tuple[Any, Any, Launcher]:
-    """(environment, web UI not yet serving — no port taken —, launcher); `prepare(form)` checks a start form."""
+           allowed_hosts: tuple[str, ...], lab_dir: str | None,
+           plan_of: Callable[[dict[str, str]], Any] | None = None) -> tuple[Any, Any, Launcher]:
+    """(environment, web UI not yet serving — no port taken —, launcher); `prepare(form)` checks a start form,
+    `plan_of(form)` its plan alone (for the estimate)."""
     from ..kinds.saml.user import SAMLUser
 
     environment = create_environment(SAMLUser, settings=None)  # each run sets the user class its target names
@@ -23,6 +25,6 @@ def create(host: str, port: int, credentials: Any, results: Path, prepare: Calla
     environment.create_local_runner()
     if credentials is not None:
         auth.install(web_ui, credentials)
-    launcher = app.install(environment, results, prepare, allowed_hosts, lab_dir)
+    launcher = app.install(environment, results, prepare, allowed_hosts, lab_dir, plan_of)
     metrics.attach_metrics(environment)  # /metrics of the runs started here
     return environment, web_ui, launcher

@@ -116,10 +116,11 @@ function showRun(s) {
   $("per-user-cell").textContent = s.current ? `(${s.current.pattern} #${s.current.repetition}${shown})` : "";
   fill(document.querySelector("#per-user tbody"), users.map((u) => {
     const tr = document.createElement("tr");
-    cell(tr, String(u.user)); cell(tr, String(u.warmup)); cell(tr, String(u.measured)); cell(tr, String(s.current.runs));
+    cell(tr, String(u.user)); cell(tr, String(u.warmup)); cell(tr, String(u.measured)); cell(tr, String(s.current.runs ?? "-"));
     return tr;
   }));
   showTimeline(s.run_id).catch(() => {});  // timeline.js: the whole run, drawn with uPlot
+  showOpenModel(s);  // openmodel.js: levels, capacity steps, progress of a rate plan, links at the end
   if (!formFilled) fillForm(s);
 }
 
@@ -156,9 +157,8 @@ async function start(event) {
   const error = $("form-error");
   error.hidden = true;
   const form = Object.fromEntries([...new FormData($("start-form")).entries()].filter(([, v]) => typeof v === "string"));
-  const plan = { pattern: form.pattern, warmup: form.warmup, repeat: form.repeat };
-  const estimate = await postJSON("api/estimate", plan).catch(() => ({ ok: false }));
-  if (estimate.ok && estimate.confirm && !window.confirm(`This plan takes about ${estimate.text}. Start it?`)) return;
+  const estimate = await postJSON("api/estimate", planOf(form)).catch(() => ({ ok: false }));  // patterns or rates
+  if (estimate.ok && estimate.confirm && !window.confirm(`This plan takes ${estimate.phrase}. Start it?`)) return;
   const csv = $("accounts_csv").files[0];
   if (csv) form.accounts_csv_text = await csv.text();  // sent once, with the start; never shown again
   $("start").disabled = true;
@@ -169,6 +169,7 @@ async function start(event) {
     });
     const answer = await response.json();
     if (!answer.ok) { error.textContent = answer.message; error.hidden = false; }
+    showTrail(answer);  // openmodel.js: a failed preflight's hops
   } catch (e) {
     error.textContent = `could not start: ${e.message}`;
     error.hidden = false;
