@@ -162,8 +162,9 @@ class FaultSchedule:
     def _measuring(self, **_kwargs: Any) -> None:
         self.begin = time.time()
         self.samples, self._stopped, self._commands, self._ending = [], [], [], False
-        self.records = [{"fault": f.describe(), "action": f.action, "at_s": f.at, "time": None, "seconds": None,
-                         "ok": None, "exit_status": None, "status": NOT_REACHED, "output": ""} for f in self.faults]
+        self.records = [{"fault": f.describe(), "action": f.action, "target": f.target, "at_s": f.at, "time": None,
+                         "seconds": None, "ok": None, "exit_status": None, "status": NOT_REACHED, "output": ""}
+                        for f in self.faults]
         self._greenlet = gevent.spawn(self._play, self.begin)
 
     def _sample(self, sample: Sample) -> None:
