@@ -53,6 +53,14 @@ def test_recovery_of_returning_users_needs_one_of_them_served_by_sso():
     assert recovery_seconds(samples, T0 + 0.5, T0 + 10) == 0.0  # no returning users: no error is enough
 
 
+def test_a_journey_in_flight_through_the_outage_proves_no_recovery():
+    """One that read its session before the store stopped and ended after the stop's own end is not SSO again."""
+    samples = [journey(0, 0, session=FRESH), journey(0, 2.9, ms=1500), journey(0, 5, ok=False, session="")]
+    faults = [{"fault": "at=3s stop memcached-a", "time": T0 + 3.0, "seconds": 0.8}]
+    [stop] = analyse(samples, faults, T0)["faults"]
+    assert (stop["ended_at_s"], stop["recovery_s"], stop["test4"]) == (3.8, None, "×")
+
+
 def test_only_users_logged_in_before_the_fault_count():
     samples = [journey(0, 0, session=FRESH), journey(1, 5, session=FRESH), journey(0, 6, session=LOST)]
     assert reauthenticated(samples, T0 + 3, T0 + 10) == (1, 1)
@@ -168,3 +176,12 @@ def test_results_written_before_the_fault_end_was_kept_still_print():
     [line] = lines(old)
     assert line.startswith("  Test 4 △ stop idp-a: 1 of 4 logged-in users lost single sign-on")
     assert "not within the run" not in line and "recovered after" not in line
+
+
+def test_users_who_logged_in_during_the_warm_up_are_logged_in_at_the_fault():
+    """A slow IdP: the first measured journeys end after the fault, yet the warm-up had logged every user in."""
+    samples = [journey(u, 3, ok=False, session="", ms=2000) for u in range(3)] + [journey(u, 6) for u in range(3)]
+    faults = [{"fault": "at=1s stop memcached-a", "time": T0 + 1.0, "seconds": 0.5}]
+    assert analyse(samples, faults, T0)["faults"][0]["test4"] == "-"  # nobody seen logged in
+    [stop] = analyse(samples, faults, T0, warmed={0, 1, 2})["faults"]
+    assert (stop["logged_in_users"], stop["affected_users"], stop["test4"], stop["recovery_s"]) == (3, 0, "○", 4.0)

@@ -8,12 +8,14 @@ Per fault (a `stop` or a `run=` command):
 - **Its end** (`ended_at_s`, `ended_by`): the `start` of the same target played later in the plan; a stop no
   start undoes, and a command, end when their own action ended (the record's time + seconds).
 - **Recovery** (`recovery_s`): seconds from the fault's end to the first window of WINDOW_SECONDS in which
-  returning users get SSO again without errors: the window holds at least one journey, none failed, and —
+  returning users get SSO again without errors. Only journeys begun after the fault's end count (one in flight
+  through the outage proves nothing), placed by their end: the window holds at least one, none failed, and —
   when the run has returning users and some had logged in before the fault — at least one such user's
   journey reused its SSO session (`reused` and OK). Without returning users: the first window with a
   journey and no error. None when no such window begins before the next stop (or command), or the end of
   the measured phase.
-- **Affected users**: of the users logged in at the fault, those who lost SSO in a journey begun before
+- **Affected users**: of the users logged in at the fault (a journey of theirs succeeded before it, in the
+  warm-up too), those who lost SSO in a journey begun before
   the next fault — asked for their password again, or whose last journey still failed (an IdP that cannot
   read its session store may show an error page instead of the login form) — Test 4: ○ none, △ some,
   × all of them.
@@ -26,7 +28,7 @@ before it: sessions a restarted store comes back without are charged to the stop
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ...journeys.returning import LOST, REUSED
@@ -60,11 +62,11 @@ def window(samples: Sequence[Sample]) -> dict[str, Any]:
 
 def recovery_seconds(samples: Sequence[Sample], ended_at: float, until: float,
                      returning: set[int] | None = None) -> float | None:
-    """Seconds from the fault's end to the first window with journeys, no error and, given the users logged in
-    before the fault (`returning`), one of them served by SSO; None when none begins before `until`."""
+    """Seconds from the fault's end to the first window with journeys begun after it, no error and, given the users
+    logged in before the fault (`returning`), one of them served by SSO; None when none begins before `until`."""
     bins: dict[int, list[Sample]] = {}
     for sample in samples:
-        if ended_at <= sample.end < until:
+        if ended_at <= sample.start and sample.end < until:
             bins.setdefault(int((sample.end - ended_at) // WINDOW_SECONDS), []).append(sample)
     for index in range(max(0, math.ceil((until - ended_at) / WINDOW_SECONDS))):
         inside = bins.get(index, [])
@@ -82,13 +84,13 @@ def reauthenticated(samples: Sequence[Sample], fault_time: float, until: float) 
     return len(logged_in), len(lost)
 
 
-def affected(samples: Sequence[Sample], fault_time: float,
-             until: float) -> tuple[set[int], set[int], set[int]]:
+def affected(samples: Sequence[Sample], fault_time: float, until: float,
+             warmed: Iterable[int] = ()) -> tuple[set[int], set[int], set[int]]:
     """(users logged in at the fault, those of them asked for their password again, those whose last journey
     still failed) in journeys begun before `until`. A returning user shown only error pages (an IdP that cannot read
     its session store) lost as much as one asked for the password; one whose journey failed while the balancer
-    noticed a dead node, and who then got SSO, kept its session."""
-    logged_in = {s.user for s in samples if s.outcome == OK and s.end <= fault_time}
+    noticed a dead node, and who then got SSO, kept its session. `warmed`: users who logged in during the warm-up."""
+    logged_in = {s.user for s in samples if s.outcome == OK and s.end <= fault_time} | set(warmed)
     after = sorted((s for s in samples if fault_time <= s.start < until and s.user in logged_in),
                    key=lambda s: s.start)
     last = {s.user: s for s in after}  # each user's last journey of the window
@@ -156,8 +158,10 @@ def sentence(entry: dict[str, Any], returning: bool, cut_by: str = "") -> str:
     return f"{plain(entry)}: {'; '.join(parts)}."
 
 
-def analyse(samples: Sequence[Sample], faults: Sequence[dict[str, Any]], begin: float) -> dict[str, Any]:
-    """The failover section of a cell: `faults` are executed fault records (`time`: when each began)."""
+def analyse(samples: Sequence[Sample], faults: Sequence[dict[str, Any]], begin: float,
+            warmed: Iterable[int] = ()) -> dict[str, Any]:
+    """The failover section of a cell: `faults` are executed fault records (`time`: when each began), `warmed`
+    the users who logged in during the cell's warm-up."""
     measured = sorted(samples, key=lambda s: s.end)
     end = max((s.end for s in measured), default=begin) + 1e-6
     times = [f["time"] for f in faults if f.get("time") is not None]
@@ -176,7 +180,8 @@ def analyse(samples: Sequence[Sample], faults: Sequence[dict[str, Any]], begin: 
             continue  # the end of an outage, judged with the fault that began it
         following = next((f for f in played[i + 1:] if action_of(f)[0] != START), None)
         until = following["time"] if following is not None else end
-        logged_in, lost, failed = affected(measured, fault["time"], until) if returning else (set(), set(), set())
+        nobody: tuple[set[int], set[int], set[int]] = (set(), set(), set())
+        logged_in, lost, failed = affected(measured, fault["time"], until, warmed) if returning else nobody
         users, hit = len(logged_in), len(lost | failed)
         ended_at, ended_by = fault_end(played, i)
         entry = {"fault": fault["fault"], "at_s": round(fault["time"] - begin, 3),
