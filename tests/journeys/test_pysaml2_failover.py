@@ -21,8 +21,8 @@ from ports import PYSAML2_FAILOVER
 WARMUP = "3s"  # every user logs in before the measured phase (and its faults), even on a loaded machine
 STOP_ONLY = "at=2s stop memcached-a"  # down to the end of the cell (the run starts it again then)
 STOP_START = "at=2s stop memcached-a; at=4s start memcached-a"
-MAX_RECOVERY = 10.0  # seconds after the start: a user's next journey logs in again, the one after is SSO (1 s seen
-# on a quiet machine, 6 s on a shared one: pysaml2 signs under a lock, with xmlsec1)
+MAX_RECOVERY = 15.0  # seconds after the start: two journeys (a login, then SSO); 1 s seen on a quiet machine,
+# 6 s on the loaded shared one, where this IdP's journeys took 2-3 s (it signs with xmlsec1, one at a time)
 
 
 @pytest.fixture(scope="module")
