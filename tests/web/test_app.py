@@ -46,8 +46,9 @@ def test_login_guards_every_route(tmp_path):
     for path in ("/authbench/", "/", "/stats/requests", "/authbench/static/vendor/uplot/uPlot.iife.min.js"):
         assert client.get(path).status_code == 302, path  # pages: to the login page
     for path in ("/authbench/api/state", "/authbench/api/campaign", "/authbench/api/timeline", "/metrics",
-                 "/authbench/failures/r/x.txt"):
-        answer = client.get(path)  # API calls: a 401 a script can read
+                 "/authbench/failures/r/x.txt", "/authbench/runs/r/failures/x.txt",
+                 "/authbench/runs/c/runs/m/failures/x.txt"):
+        answer = client.get(path)  # API calls and the failure examples a report links: a 401 a script can read
         assert answer.status_code == 401 and answer.get_json()["ok"] is False, path
         assert answer.headers["WWW-Authenticate"].startswith("Basic"), path
     assert client.get("/authbench/api/state", headers=_basic(ACCOUNT, "wrong")).status_code == 401
@@ -58,6 +59,7 @@ def test_login_guards_every_route(tmp_path):
     assert BAD_LOGIN in client.get("/login").get_data(as_text=True)
     good = client.post("/authbench/login", data={"username": ACCOUNT, "password": SECRET})
     assert good.status_code == 302 and good.location.endswith("/authbench/")
+    assert "SameSite=Strict" in good.headers["Set-Cookie"]  # never sent with another site's request
     page = client.get("/authbench/")
     assert page.status_code == 200 and b"Grinder table" in page.data
     for path in ("/", "/login", "/authbench/api/state", "/authbench/api/campaign"):
@@ -106,6 +108,24 @@ def test_locust_start_dialog_points_to_ours_and_forged_requests_are_refused(tmp_
     assert forged.status_code == 403
     assert client.post("/authbench/api/stop", json={}, headers={"Origin": "https://evil.example"}).status_code == 403
     assert client.post("/authbench/api/stop", json={}).get_json() == {"ok": False}  # nothing to stop
+    environment.runner.quit()
+
+
+def test_no_page_can_be_framed_by_another_site(tmp_path):
+    run_id = "r1"
+    (tmp_path / "results" / run_id / "failures").mkdir(parents=True)
+    (tmp_path / "results" / run_id / "failures" / "x.txt").write_text("trail")
+    environment, web_ui, _, _ = _build(tmp_path)
+    client = web_ui.app.test_client()
+    for path in ("/", "/stats/requests", "/login", "/assets/favicon-light.png", "/authbench/", "/authbench/api/state",
+                 "/authbench/static/no-such-file.js", f"/authbench/runs/{run_id}/failures/x.txt"):
+        answer = client.get(path)
+        assert answer.headers["X-Frame-Options"] == "DENY", path
+        assert "frame-ancestors 'none'" in answer.headers["Content-Security-Policy"], path
+    assert client.get(f"/authbench/runs/{run_id}/failures/x.txt").headers["Content-Security-Policy"] == \
+        "sandbox; frame-ancestors 'none'"  # a foreign page's copy still runs nothing
+    rebound = client.get("/", headers={"Host": "attacker.example"})
+    assert rebound.status_code == 421 and rebound.headers["X-Frame-Options"] == "DENY"
     environment.runner.quit()
 
 
@@ -221,7 +241,7 @@ def test_estimate_before_a_long_plan(tmp_path):
 
 
 def test_locusts_own_stop_ends_the_plan_and_reset_and_edit_are_refused(lab_env, tmp_path):
-    environment, web_ui, _, _ = _build(tmp_path)
+    environment, web_ui, launcher, _ = _build(tmp_path)
     client = web_ui.app.test_client()
     answer = client.post("/authbench/api/start", json={"target": "lab:stateless", "pattern": "2x300", "warmup": "0"})
     run_id = answer.get_json()["run_id"]
@@ -232,7 +252,12 @@ def test_locusts_own_stop_ends_the_plan_and_reset_and_edit_are_refused(lab_env, 
     for path, data in (("/stats/reset", None), ("/user", {"user_class_name": "SAMLUser", "user_count": 9})):
         refused = client.post(path, json=data)
         assert refused.status_code == 409 and "authbench plan runs" in refused.get_json()["message"], path
-    stopped = client.post("/stop")  # the button on Locust's own page
+    for path in ("/stop", "/stats/reset", "/user", "/swarm"):  # another site's page posting a plain form
+        for sender in ({"Origin": "https://evil.example"}, {"Origin": "null"}, {"Sec-Fetch-Site": "cross-site"}):
+            forged = client.post(path, data={"user_count": "1"}, headers=sender)
+            assert forged.status_code == 403 and forged.get_json()["success"] is False, (path, sender)
+    assert launcher.running and environment.runner.state in ("spawning", "running")  # still measuring
+    stopped = client.post("/stop", headers={"Origin": "http://localhost", "Sec-Fetch-Site": "same-origin"})
     assert stopped.get_json()["success"] is True
     state = client.get("/authbench/api/state").get_json()
     assert state["state"] == "stopped" and not state["busy"] and "Locust's STOP button" in state["message"]

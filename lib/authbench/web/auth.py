@@ -24,6 +24,10 @@ LOGOUT_PATH = "/authbench/logout"
 LOGIN_TITLE = "authbench"
 BAD_LOGIN = "wrong user name or password"
 LOOPBACK_NAMES = ("localhost",)
+# The session cookie is never sent with another site's request, not even a link followed from it (Lax would
+# send it then): a cross-site POST finds no session. Login and its redirects stay on this site, so Strict
+# costs only this: a link to the UI followed from another site arrives without the session (the login page).
+COOKIE_SAMESITE = "Strict"
 
 
 @dataclass(frozen=True)
@@ -85,6 +89,7 @@ def install(web_ui, credentials: Credentials) -> None:
     """Wire the account into Locust's --web-login: login page, session user, and basic auth for scripts."""
     app = web_ui.app
     app.secret_key = secrets.token_hex(32)  # sessions last as long as this process
+    app.config.update(SESSION_COOKIE_SAMESITE=COOKIE_SAMESITE, REMEMBER_COOKIE_SAMESITE=COOKIE_SAMESITE)
     manager = web_ui.login_manager
     web_ui.auth_args = {"username_password_callback": LOGIN_PATH, "title": LOGIN_TITLE}
 

@@ -25,7 +25,7 @@ import gevent
 from locust.exception import StopTest
 
 from ...errors import RunFailed
-from ...results.sample import MEASURED, Sample
+from ...results.sample import MEASURED, OK, WARMUP, Sample
 from ...signals import note
 from . import analysis
 from .balancer import wait_until_balanced
@@ -84,6 +84,7 @@ class FaultSchedule:
         self.settle = settle or self._settle  # None once a started component is back in its cluster, or why not
         self.records: list[dict[str, Any]] = []
         self.samples: list[Sample] = []
+        self.warmed: set[int] = set()  # users of the cell who logged in during its warm-up: logged in at every fault
         self.begin: float | None = None
         self.touched = list(dict.fromkeys(f.target for f in faults if f.action in LAB_ACTIONS))
         self._greenlet: gevent.Greenlet | None = None
@@ -142,6 +143,7 @@ class FaultSchedule:
     def _cell_start(self, pattern: Any = None, repetition: int = 0, **_kwargs: Any) -> None:
         """Before each cell: the lab components the plan touches running again and balanced to, or the run ends."""
         cell = f"{getattr(pattern, 'label', pattern)} #{repetition}"
+        self.warmed = set()
         for name in self.touched:
             result = self._start(name)
             if not result.get("ok"):
@@ -162,13 +164,16 @@ class FaultSchedule:
     def _measuring(self, **_kwargs: Any) -> None:
         self.begin = time.time()
         self.samples, self._stopped, self._commands, self._ending = [], [], [], False
-        self.records = [{"fault": f.describe(), "action": f.action, "at_s": f.at, "time": None, "seconds": None,
-                         "ok": None, "exit_status": None, "status": NOT_REACHED, "output": ""} for f in self.faults]
+        self.records = [{"fault": f.describe(), "action": f.action, "target": f.target, "at_s": f.at, "time": None,
+                         "seconds": None, "ok": None, "exit_status": None, "status": NOT_REACHED, "output": ""}
+                        for f in self.faults]
         self._greenlet = gevent.spawn(self._play, self.begin)
 
     def _sample(self, sample: Sample) -> None:
         if sample.phase == MEASURED and self.begin is not None:
             self.samples.append(sample)
+        elif sample.phase == WARMUP and sample.outcome == OK:
+            self.warmed.add(sample.user)
 
     def _play(self, begin: float) -> None:
         for fault, record in zip(self.faults, self.records, strict=True):
@@ -215,7 +220,7 @@ class FaultSchedule:
                 record["time"] = round(record["time"], 3)
         for name, again in restarted.items():
             self.say(f"fault plan: {name} was stopped by the plan; at the cell's end: {again['status']}")
-        section = analysis.analyse(self.samples, self.records, self.begin)
+        section = analysis.analyse(self.samples, self.records, self.begin, self.warmed)
         for line in analysis.lines(section):
             self.say(line)
         records, self.begin = self.records, None

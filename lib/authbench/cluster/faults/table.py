@@ -2,7 +2,8 @@
 
 Read from the cells of run folders (summary.json's `failover` sections), so `compare`, the report and a
 reader of old results print the same table. Repetitions of one fault are pooled: users logged in and
-users who lost SSO are summed, recovery is the longest seen, and the verdict is that of the sums.
+users who lost SSO are summed, recovery is the longest seen, and the verdict is that of the sums. Recovery
+counts from the fault's end (analysis.py); results written before it did count from its beginning, and say so.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ from typing import Any
 
 from .analysis import affected_users, verdict
 
-HEADER = ("cluster", "fault", "Test 4", "lost SSO", "errors during", "recovery s", "max ms during")
+HEADER = ("cluster", "fault", "Test 4", "lost SSO", "errors during", "recovery s (from fault end)",
+          "max ms during")
+OLD_RECOVERY = " (from the fault's beginning)"  # results written before `ended_at_s`
 NOTE = ("Test 4: ○ no logged-in user lost SSO (asked for the password again, or still shown errors), △ some, × all, "
         "- not measured (no returning users) (docs/failover.md)")
 
@@ -38,16 +41,18 @@ def verdict_rows(cells_by_target: dict[str, Iterable[dict[str, Any]]]) -> list[t
             for fault in section.get("faults", []):
                 during = windows.get(f"after {fault['fault']}", {})
                 entry = pooled.setdefault(fault["fault"], {"users": 0, "lost": 0, "errors": 0, "journeys": 0,
-                                                           "recovery": [], "max_ms": []})
+                                                           "recovery": [], "max_ms": [], "old": False})
                 entry["users"] += fault["logged_in_users"]
                 entry["lost"] += affected_users(fault)
                 entry["errors"] += during.get("errors", 0)
                 entry["journeys"] += during.get("journeys", 0)
-                entry["recovery"].append(fault["recovery_s"])
+                entry["recovery"].append(fault.get("recovery_s"))
+                entry["old"] = entry["old"] or "ended_at_s" not in fault
                 if during.get("max_ms") is not None:
                     entry["max_ms"].append(during["max_ms"])
         for fault, e in pooled.items():
             recovery = "never" if None in e["recovery"] else f"{max(e['recovery']):g}"
+            recovery += OLD_RECOVERY if e["old"] else ""
             rows.append((name, shown(fault, name), verdict(e["users"], e["lost"]),
                          f"{e['lost']} of {e['users']}" if e["users"] else "-",
                          f"{e['errors']} of {e['journeys']}", recovery,
