@@ -39,3 +39,4 @@ def test_a_command_is_shown_by_its_program_only():
     assert shown("at=3s run=curl -H 'Authorization: Bearer s3cret' https://x", "local") == "at=3s run=curl …"
     assert shown("at=3s run=reboot", "local") == "at=3s run=reboot"
     assert shown("at=3s stop local/idp-a", "local") == "at=3s stop idp-a"
+    assert shown("at=3s stop memcached/idp-a", "lab:memcached") == "at=3s stop idp-a"  # a run named as its target

@@ -100,3 +100,11 @@ def test_the_printed_panel_is_one_line_per_check():
     assert lines(panel) == ["Verdicts: all passed",
                             f"  {PASS} errors: 0.00% of 8 measured journeys failed (0), within --max-error-pct 1"]
     assert lines({}) == []
+
+
+def test_results_written_before_faults_had_sentences_get_one_without_a_commands_arguments():
+    failover = {"windows": [], "faults": [{"fault": "at=2s run=curl -H 'Bearer s3cret' x", "test4": "-",
+                                           "logged_in_users": 0, "reauthenticated_users": 0, "recovery_s": 4.0}]}
+    (test4,) = _by(compute({"config": {}, "cells": [_cell("8x44", failover=failover)]}), "test4")
+    assert test4["figure"] == "at=2s run=…: 0 of 0 logged-in users lost single sign-on; recovered after 4 s"
+    assert test4["passed"] is None  # no returning users: not judged

@@ -10,9 +10,11 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 CHROMIUM = "/usr/bin/chromium"  # Debian's package (deploy/setup-system.sh); Playwright downloads no browser
 START_LIMIT = 60.0  # seconds for `authbench web` to answer
+STEP_LIMIT_MS = 20_000  # any wait on a page but a whole run's
 
 
 def get(url: str) -> bytes:
@@ -54,3 +56,19 @@ def web_ui(lab_dir: Path, results: Path, port: int, log_path: Path) -> Iterator[
 
 def chromium(playwright):
     return playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+
+
+@contextmanager
+def ui_page(base: str, height: int = 1000, step_ms: int = STEP_LIMIT_MS) -> Iterator[tuple[Any, Any]]:
+    """(browser, page): Chromium on the UI's run page, every wait on it bounded by `step_ms`; closed at the end."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = chromium(playwright)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": height})
+            page.set_default_timeout(step_ms)
+            page.goto(f"{base}/authbench/")
+            yield browser, page
+        finally:
+            browser.close()

@@ -19,7 +19,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from browser_kit import chromium, get, web_ui
+from browser_kit import STEP_LIMIT_MS, chromium, get, ui_page, web_ui
 from campaign_data import expected_tps, make_campaign
 from playwright.sync_api import expect, sync_playwright
 
@@ -30,7 +30,6 @@ from ports import WEB
 pytestmark = pytest.mark.browser  # make test-browser
 
 RUN_LIMIT_MS = 120_000  # the 2x20 run, warm-up included, on a busy machine
-STEP_LIMIT_MS = 20_000  # any other wait on the page
 BACKEND = "stateless"
 WRONG_PASSWORD = "not-the-Password-1"
 
@@ -49,82 +48,75 @@ def _row(page, label: str, column: str):
 
 def test_start_watch_and_read_a_run_in_chromium(web, tmp_path):
     base, results = web
-    with sync_playwright() as playwright:
-        browser = chromium(playwright)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.set_default_timeout(STEP_LIMIT_MS)
-            page.goto(f"{base}/authbench/")
-            expect(page.locator("#pattern")).to_have_value("2x1000,10x200,20x200")  # the form got its defaults
+    with ui_page(base, 900) as (_, page):
+        expect(page.locator("#pattern")).to_have_value("2x1000,10x200,20x200")  # the form got its defaults
 
-            page.fill("#target", f"lab:{BACKEND}")
-            asked: list[str] = []
-            page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.dismiss()))
-            page.click("#start")  # the full 2012 plan: asked to confirm first (after the estimate), and declined
-            deadline = time.monotonic() + STEP_LIMIT_MS / 1000
-            while not asked:
-                assert time.monotonic() < deadline, "no confirmation asked before the full plan"
-                page.wait_for_timeout(50)
-            assert asked[0].startswith("This plan takes about ")
-            expect(page.locator("#state")).to_have_text("idle")
-            page.fill("#pattern", "2x2O")  # a letter O: bad input gets a visible one-line message
-            page.click("#start")
-            expect(page.locator("#form-error")).to_contain_text("is not USERSxRUNS")
+        page.fill("#target", f"lab:{BACKEND}")
+        asked: list[str] = []
+        page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.dismiss()))
+        page.click("#start")  # the full 2012 plan: asked to confirm first (after the estimate), and declined
+        deadline = time.monotonic() + STEP_LIMIT_MS / 1000
+        while not asked:
+            assert time.monotonic() < deadline, "no confirmation asked before the full plan"
+            page.wait_for_timeout(50)
+        assert asked[0].startswith("This plan takes about ")
+        expect(page.locator("#state")).to_have_text("idle")
+        page.fill("#pattern", "2x2O")  # a letter O: bad input gets a visible one-line message
+        page.click("#start")
+        expect(page.locator("#form-error")).to_contain_text("is not USERSxRUNS")
 
-            page.fill("#pattern", "2x20")
-            page.fill("#warmup", "2s")
-            page.fill("#repeat", "1")
-            page.click("#start")
-            expect(page.locator("#phase")).to_have_text("warm-up (not measured)")  # watched live
-            expect(page.locator("#form-error")).to_be_hidden()
-            expect(_row(page, "2x20 #1", "tests")).to_have_text("40", timeout=RUN_LIMIT_MS)
-            expect(page.locator("#state")).to_have_text("done")
-            chart = page.locator("#chart")  # the whole run (uPlot): warm-up shaded, the cell's start marked
-            expect(chart).to_have_attribute("data-warmup-bands", "1")
-            expect(chart).to_have_attribute("data-boundaries", "1")
-            expect(chart.locator("canvas")).to_be_visible()
-            chart.locator(".u-over").hover()  # the legend reads the second under the pointer
-            ok_per_s = chart.locator(".u-legend .u-series").nth(1).locator(".u-value")
-            expect(ok_per_s).to_have_text(re.compile(r"^\d+\.\d\d$"))
-            assert "elapsed" in page.locator("#clock").inner_text()
-            page.screenshot(path=str(tmp_path / "run.png"), full_page=True)
-            if os.environ.get("AUTHBENCH_SCREENSHOTS"):  # for a person to look at
-                page.screenshot(path=os.path.join(os.environ["AUTHBENCH_SCREENSHOTS"], "run.png"), full_page=True)
+        page.fill("#pattern", "2x20")
+        page.fill("#warmup", "2s")
+        page.fill("#repeat", "1")
+        page.click("#start")
+        expect(page.locator("#phase")).to_have_text("warm-up (not measured)")  # watched live
+        expect(page.locator("#form-error")).to_be_hidden()
+        expect(_row(page, "2x20 #1", "tests")).to_have_text("40", timeout=RUN_LIMIT_MS)
+        expect(page.locator("#state")).to_have_text("done")
+        chart = page.locator("#chart")  # the whole run (uPlot): warm-up shaded, the cell's start marked
+        expect(chart).to_have_attribute("data-warmup-bands", "1")
+        expect(chart).to_have_attribute("data-boundaries", "1")
+        expect(chart.locator("canvas")).to_be_visible()
+        chart.locator(".u-over").hover()  # the legend reads the second under the pointer
+        ok_per_s = chart.locator(".u-legend .u-series").nth(1).locator(".u-value")
+        expect(ok_per_s).to_have_text(re.compile(r"^\d+\.\d\d$"))
+        assert "elapsed" in page.locator("#clock").inner_text()
+        page.screenshot(path=str(tmp_path / "run.png"), full_page=True)
+        if os.environ.get("AUTHBENCH_SCREENSHOTS"):  # for a person to look at
+            page.screenshot(path=os.path.join(os.environ["AUTHBENCH_SCREENSHOTS"], "run.png"), full_page=True)
 
-            run_id = json.loads(get(f"{base}/authbench/api/state"))["run_id"]
-            summary = json.loads((results / run_id / "summary.json").read_text())["cells"][0]["summary"]
-            assert summary["tests"] == 40
-            assert _row(page, "2x20 #1", "errors").inner_text() == str(summary["errors"])
-            assert _row(page, "2x20 #1", "mean_ms").inner_text() == f"{summary['mean_ms']:.1f}"
-            assert _row(page, "2x20 #1", "tps").inner_text() == f"{summary['tps']:.2f}"
-            assert page.locator("#journeys").inner_text().startswith("40 of 40 measured journeys done")
-            assert page.locator("#per-user tbody tr").count() == 2
+        run_id = json.loads(get(f"{base}/authbench/api/state"))["run_id"]
+        summary = json.loads((results / run_id / "summary.json").read_text())["cells"][0]["summary"]
+        assert summary["tests"] == 40
+        assert _row(page, "2x20 #1", "errors").inner_text() == str(summary["errors"])
+        assert _row(page, "2x20 #1", "mean_ms").inner_text() == f"{summary['mean_ms']:.1f}"
+        assert _row(page, "2x20 #1", "tps").inner_text() == f"{summary['tps']:.2f}"
+        assert page.locator("#journeys").inner_text().startswith("40 of 40 measured journeys done")
+        assert page.locator("#per-user tbody tr").count() == 2
 
-            page.click("button[data-tab=campaign]")
-            tps = page.locator(f'#comparison td[data-backend="{BACKEND}"][data-pattern="10x20"]')
-            expect(tps).to_contain_text(f"{expected_tps(BACKEND, '10x20'):.2f}*")  # errors in a repetition
-            expect(page.locator(f'#checks td[data-backend="{BACKEND}"][data-test="Test 3"]')).to_have_text("×")
-            page.screenshot(path=str(tmp_path / "campaign.png"), full_page=True)
-            with page.expect_download() as download:
-                page.click("a.report")
-            assert "campaign report" in Path(download.value.path()).read_text()
+        page.click("button[data-tab=campaign]")
+        tps = page.locator(f'#comparison td[data-backend="{BACKEND}"][data-pattern="10x20"]')
+        expect(tps).to_contain_text(f"{expected_tps(BACKEND, '10x20'):.2f}*")  # errors in a repetition
+        expect(page.locator(f'#checks td[data-backend="{BACKEND}"][data-test="Test 3"]')).to_have_text("×")
+        page.screenshot(path=str(tmp_path / "campaign.png"), full_page=True)
+        with page.expect_download() as download:
+            page.click("a.report")
+        assert "campaign report" in Path(download.value.path()).read_text()
 
-            page.click("button[data-tab=runs]")  # every run under the results folder, its report on demand
-            row = page.locator(f'#runs tr[data-run="{run_id}"]')
-            expect(row).to_contain_text("done")
-            with page.expect_popup() as popup:
-                row.locator("button").click()
-            expect(popup.value.locator("h1")).to_contain_text("authbench report", timeout=RUN_LIMIT_MS)
-            with page.expect_popup() as popup:  # the campaign's report, rebuilt: a winner only beyond the spread
-                page.locator('#runs tr[data-run="campaign-1"] button').click()
-            findings = popup.value.locator("body")
-            expect(findings).to_contain_text("At 2 threads (2x20) stateless has the highest TPS")
-            expect(findings).to_contain_text("At 10 threads (10x20) stateless and memcached are level: their "
-                                             "repetitions overlap (stateless 40.00–44.00, memcached 38.00–45.00 TPS)")
-            if os.environ.get("AUTHBENCH_SCREENSHOTS"):
-                page.screenshot(path=os.path.join(os.environ["AUTHBENCH_SCREENSHOTS"], "runs.png"), full_page=True)
-        finally:
-            browser.close()
+        page.click("button[data-tab=runs]")  # every run under the results folder, its report on demand
+        row = page.locator(f'#runs tr[data-run="{run_id}"]')
+        expect(row).to_contain_text("done")
+        with page.expect_popup() as popup:
+            row.locator("button").click()
+        expect(popup.value.locator("h1")).to_contain_text("authbench report", timeout=RUN_LIMIT_MS)
+        with page.expect_popup() as popup:  # the campaign's report, rebuilt: a winner only beyond the spread
+            page.locator('#runs tr[data-run="campaign-1"] button').click()
+        findings = popup.value.locator("body")
+        expect(findings).to_contain_text("At 2 threads (2x20) stateless has the highest TPS")
+        expect(findings).to_contain_text("At 10 threads (10x20) stateless and memcached are level: their "
+                                         "repetitions overlap (stateless 40.00–44.00, memcached 38.00–45.00 TPS)")
+        if os.environ.get("AUTHBENCH_SCREENSHOTS"):
+            page.screenshot(path=os.path.join(os.environ["AUTHBENCH_SCREENSHOTS"], "runs.png"), full_page=True)
     served = b"".join(get(f"{base}{path}") for path in (
         "/authbench/api/state", "/authbench/api/campaign", "/", "/stats/requests", "/exceptions", "/logs"))
     assert b"pw-" not in served

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from browser_kit import chromium, get, web_ui
-from playwright.sync_api import Page, expect, sync_playwright
+from browser_kit import STEP_LIMIT_MS, get, ui_page, web_ui
+from playwright.sync_api import Page, expect
 
 from authbench_lab import lab as lab_api
 
@@ -19,7 +19,6 @@ from ports import WEB
 pytestmark = pytest.mark.browser
 
 RUN_LIMIT_MS = 120_000  # a short run, preflight included, on a busy machine
-STEP_LIMIT_MS = 20_000
 
 
 @dataclass
@@ -32,15 +31,8 @@ class UI:
 @pytest.fixture
 def ui(lab, tmp_path):
     results = tmp_path / "results"
-    with web_ui(lab.run_dir, results, WEB + 6, tmp_path / "web.log") as base, sync_playwright() as playwright:
-        browser = chromium(playwright)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 1000})
-            page.set_default_timeout(STEP_LIMIT_MS)
-            page.goto(f"{base}/authbench/")
-            yield UI(page, base, results)
-        finally:
-            browser.close()
+    with web_ui(lab.run_dir, results, WEB + 6, tmp_path / "web.log") as base, ui_page(base) as (_, page):
+        yield UI(page, base, results)
 
 
 def _start(ui: UI, **fields: str) -> dict:

@@ -167,11 +167,12 @@ def _failover(cells: list[dict[str, Any]]) -> list[Check]:
 
 
 def _fault_text(fault: dict[str, Any], affected: int) -> str:
-    """Results written before faults carried their own sentence."""
+    """Results written before faults carried their own sentence (a command without its arguments: a token)."""
     recovery = fault.get("recovery_s")
     after = "SSO did not work again before the run ended" if recovery is None else f"recovered after {recovery:g} s"
-    return f"{fault['fault']}: {affected} of {fault.get('logged_in_users', 0)} logged-in users lost single sign-on; " \
-        + after
+    head, command, _ = fault["fault"].partition(" run=")
+    return f"{head}{' run=…' if command else ''}: {affected} of {fault.get('logged_in_users', 0)} logged-in users " \
+        f"lost single sign-on; {after}"
 
 
 def _partial(document: dict[str, Any], cells: list[dict[str, Any]]) -> list[Check]:

@@ -27,7 +27,7 @@ def shown(fault: str, cluster: str) -> str:
     if sep:
         program = command.split()[0] if command.split() else ""
         return f"{head} run={program}" + (" …" if len(command.split()) > 1 else "")
-    return fault.replace(f" {cluster}/", " ")
+    return fault.replace(f" {cluster.split(':', 1)[-1]}/", " ")  # `lab:memcached` runs name memcached/idp-a
 
 
 def verdict_rows(cells_by_target: dict[str, Iterable[dict[str, Any]]]) -> list[tuple[str, ...]]:
