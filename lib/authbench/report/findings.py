@@ -42,11 +42,16 @@ def _verdicts(results: Results) -> list[str]:
         if capacity:
             out.append(f"{who}: maximum capacity {capacity[0]['figure'].split(';')[0]}.")
         if failed:
-            out.append(f"{who} failed {len(failed)} of {len(judged)} checks: "
-                       + "; ".join(f"{c['title']} ({c['figure']})" for c in failed) + ".")
+            out.append(f"{who} failed {len(failed)} of {_checks_count(len(judged))}: "
+                       + "; ".join(f"{c['title']} ({c['figure'].rstrip('.')})" for c in failed) + ".")
         elif judged:
-            out.append(f"{who} passed all {len(judged)} checks of the verdict panel.")
+            out.append(f"{who} passed {'the' if len(judged) == 1 else 'all'} {_checks_count(len(judged))} of the "
+                       "verdict panel.")
     return out
+
+
+def _checks_count(count: int) -> str:
+    return "1 check" if count == 1 else f"{count} checks"
 
 
 def _nothing_to_state(results: Results) -> str:
