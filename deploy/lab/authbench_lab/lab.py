@@ -20,6 +20,9 @@ from pathlib import Path
 from . import components, haproxy, pki, postgres, processes, slapd
 from . import config as cfg
 from .checks import ALL_ADDRESSES, LabError, parse_backends, parse_extras, validate  # noqa: F401 (lab.* API)
+from .components import extra_components  # noqa: F401 (lab.* API)
+from .keycloak import install as keycloak_install
+from .keycloak import server as keycloak
 from .privacyidea import server as privacyidea
 
 PATH_ENV = "AUTHBENCH_LAB_PATH"  # overrides where the server binaries are looked up (tests use it)
@@ -127,6 +130,7 @@ def up(config: cfg.LabConfig, search_path: str | None = None) -> dict:
         specs = components.build(config, binaries)
         state = state or {"version": STATE_VERSION, "config": config.to_dict(), "seed": None, "components": {}}
         kept, to_start = _triage(config, state, specs)
+        state.pop("keycloak_install", None)  # what this `up` cost to install, if anything
         _check_ports(config, {spec.name for spec in to_start})
         seed = _prepare(config, state, binaries, to_start)
         _write_state(config, state)
@@ -136,10 +140,13 @@ def up(config: cfg.LabConfig, search_path: str | None = None) -> dict:
                 _wait(config, "ldap", state["components"]["ldap"], deadline)
                 state["privacyidea"] = _privacyidea_call(privacyidea.enrol, config)
                 deadline = time.monotonic() + processes.HEALTH_TIMEOUT
+            if spec.name in keycloak.COMPONENTS:
+                _before_keycloak(config, state, spec.name)
             state["components"][spec.name] = _launch(config, spec)
             _write_state(config, state)
         for spec in to_start:
-            _wait(config, spec.name, state["components"][spec.name], deadline)
+            _wait(config, spec.name, state["components"][spec.name],
+                  max(deadline, time.monotonic() + components.health_timeout(spec.name)))
         if to_start:
             _check_balanced(config)
     return {
@@ -203,7 +210,22 @@ def _prepare(config: cfg.LabConfig, state: dict, binaries: dict[str, str], to_st
             raise LabError(f"preparing PostgreSQL failed: {exc}") from None
     if "privacyidea" in starting:
         _privacyidea_call(privacyidea.prepare, config)
+    if starting & set(keycloak.COMPONENTS):
+        _prepare_keycloak(config, state, binaries, starting)
     return state["seed"]
+
+
+def _prepare_keycloak(config: cfg.LabConfig, state: dict, binaries: dict[str, str], starting: set[str]) -> None:
+    """Keycloak's distribution (fetched and built once per machine), node homes, realm import; and its database
+    while PostgreSQL is down (made afresh when the realm changed)."""
+    try:
+        state["keycloak_install"] = keycloak.prepare(config)
+        if "postgres" in starting:
+            postgres.service_database(config, binaries, keycloak.DATABASE,
+                                      pki.read_secret(keycloak.db_password_file(config)),
+                                      keycloak.database_marker(config))
+    except (keycloak_install.InstallError, RuntimeError, OSError) as exc:
+        raise LabError(f"preparing Keycloak failed: {exc}") from None
 
 
 def _privacyidea_call(function, config: cfg.LabConfig):
@@ -234,25 +256,39 @@ def _wait(config: cfg.LabConfig, name: str, entry: dict, deadline: float) -> str
         raise LabError(str(exc), exit_code=1, details=exc.tail) from None
 
 
+def _before_keycloak(config: cfg.LabConfig, state: dict, name: str) -> None:
+    """One Keycloak node at a time (A creates the schema and the realm), the SP once Keycloak's metadata answers."""
+    for needed in keycloak.needs(name):
+        _wait(config, needed, state["components"][needed], time.monotonic() + components.health_timeout(needed))
+    if name == keycloak.SP:
+        try:
+            keycloak.configure_sp(config)
+        except (keycloak_install.InstallError, OSError, ValueError, StopIteration) as exc:
+            raise LabError(f"wiring the SP to Keycloak failed: {exc}", exit_code=1) from None
+
+
 def _check_balanced(config: cfg.LabConfig) -> None:
     """End to end through HAProxy's TLS with the lab CA, on every URL a load test may use.
 
     HAProxy may have marked an app down while it was still importing; this waits for its next check.
     """
     deadline = time.monotonic() + E2E_TIMEOUT
-    for backend in config.backends:
-        for port_name, path in (("lb", components.IDP_HEALTH), ("node-a", components.IDP_HEALTH),
-                                ("node-b", components.IDP_HEALTH), ("sp", components.SP_HEALTH)):
-            port = config.cluster_port(backend, port_name)
-            probe = processes.http_probe(path, port, tls_ca=config.ca_cert)
+    checks = [(f"{backend} {port_name}", config.cluster_port(backend, port_name), path)
+              for backend in config.backends
+              for port_name, path in (("lb", components.IDP_HEALTH), ("node-a", components.IDP_HEALTH),
+                                      ("node-b", components.IDP_HEALTH), ("sp", components.SP_HEALTH))]
+    if "keycloak" in config.extras:
+        checks += keycloak.balanced_checks(config)
+    for what, port, path in checks:
+        probe = processes.http_probe(path, port, tls_ca=config.ca_cert)
+        healthy, detail = processes.check(probe)
+        while not healthy and time.monotonic() < deadline:
+            time.sleep(processes.POLL_INTERVAL)
             healthy, detail = processes.check(probe)
-            while not healthy and time.monotonic() < deadline:
-                time.sleep(processes.POLL_INTERVAL)
-                healthy, detail = processes.check(probe)
-            if not healthy:
-                raise LabError(f"{config.https_url(port)}{path} ({backend} {port_name}) is not answering "
-                               f"through HAProxy ({detail}); log: {config.component_dir('lb') / 'server.log'}",
-                               exit_code=1)
+        if not healthy:
+            raise LabError(f"{config.https_url(port)}{path} ({what}) is not answering "
+                           f"through HAProxy ({detail}); log: {config.component_dir('lb') / 'server.log'}",
+                           exit_code=1)
 
 
 # -- down, status, fault injection -------------------------------------------------------------------
@@ -363,7 +399,7 @@ def start_component(run_dir: Path | str, name: str) -> dict:
                                entry.get("env", {}))
         entry = state["components"][name] = _launch(config, spec)
         _write_state(config, state)
-        detail = _wait(config, name, entry, time.monotonic() + processes.HEALTH_TIMEOUT)
+        detail = _wait(config, name, entry, time.monotonic() + components.health_timeout(name))
     return {"name": name, "pid": entry["pid"], "already_running": False, "detail": detail}
 
 
