@@ -142,6 +142,8 @@ def build(root: Path, tree: Path, options: list[str]) -> Path:
 def ensure(options: list[str]) -> tuple[Path, dict[str, float]]:
     """The built distribution for `options`, fetching, unpacking and building what is missing; returns it and
     what each step that ran cost ({step: seconds})."""
+    if not (os.environ.get("JAVA_HOME") or shutil.which("java")):
+        raise InstallError(f"Keycloak needs Java and none is on PATH; {SETUP_HINT}")
     root = cache_root()
     spent: dict[str, float] = {}
 
