@@ -16,7 +16,7 @@ import pytest
 from authbench.cli import main
 from authbench_lab import lab as lab_api
 from authbench_lab import processes, slapd
-from authbench_lab.config import LabConfig
+from authbench_lab.config import KEYCLOAK_CLUSTER, LabConfig
 from authbench_lab.keycloak import server as keycloak
 
 from ports import KEYCLOAK as KEYCLOAK_BASE_PORT
@@ -51,6 +51,8 @@ def test_both_nodes_and_the_sp_are_healthy_and_the_nodes_form_one_cluster(kc_lab
     log = (kc_lab.component_dir("keycloak-a") / "server.log").read_text(errors="replace")
     assert CLUSTER_VIEW.search(log), "keycloak-a never saw a two-member cluster view"
     assert "Realm 'authbench' imported" in log
+    # with persistent user sessions off, Keycloak itself keeps two owners of each user session (its log says so)
+    assert re.search(r"number of owners set to default value 1 for cache sessions .*num_owners=2", log)
 
 
 def test_no_secret_on_a_command_line_or_in_the_state_file(kc_lab):
@@ -65,16 +67,26 @@ def test_no_secret_on_a_command_line_or_in_the_state_file(kc_lab):
         assert conf.stat().st_mode & 0o077 == 0
 
 
-def test_a_saml_run_through_keycloak_succeeds_on_every_journey(kc_lab, tmp_path, capsys):
-    code = main(["run", "--target", f"{keycloak.sp_url(kc_lab)}/secure/", "--ca-bundle", str(kc_lab.ca_cert),
-                 "--accounts-template", f"user{{000..{USERS - 1:03d}}}", "--password-rule", "pw-{user}",
-                 "--pattern", "2x5", "--warmup", "0", "--lab-dir", str(kc_lab.run_dir),
+@pytest.mark.parametrize("target", ["lab", "url"])
+def test_a_saml_run_through_keycloak_succeeds_on_every_journey(kc_lab, tmp_path, capsys, target):
+    """`lab:keycloak-owners2` (the lab's accounts and CA) and the SP's URL with accounts given: the real walk."""
+    args = ["--target", f"lab:{KEYCLOAK_CLUSTER}"] if target == "lab" else [
+        "--target", f"{keycloak.sp_url(kc_lab)}/secure/", "--ca-bundle", str(kc_lab.ca_cert),
+        "--accounts-template", f"user{{000..{USERS - 1:03d}}}", "--password-rule", "pw-{user}"]
+    code = main(["run", *args, "--pattern", "2x5", "--warmup", "0", "--lab-dir", str(kc_lab.run_dir),
                  "--results", str(tmp_path), "--run-id", "kc"])
     captured = capsys.readouterr()
     assert code == 0, captured.out + captured.err
     assert "Sign in to authbench" in captured.out + captured.err  # Keycloak's own login page was walked
     summary = json.loads((tmp_path / "kc" / "summary.json").read_text())["cells"][0]["summary"]
     assert summary["tests"] == 10 and summary["errors"] == 0, summary
+
+
+def test_a_virtual_sp_on_keycloak_is_refused_in_one_line(kc_lab, tmp_path, capsys):
+    code = main(["run", "--target", f"lab:{KEYCLOAK_CLUSTER}", "--sp", "virtual", "--pattern", "1x1",
+                 "--lab-dir", str(kc_lab.run_dir), "--results", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2 and "drop --sp virtual" in err and len(err.strip().splitlines()) == 1
 
 
 def test_stop_and_start_one_node(kc_lab):

@@ -9,7 +9,7 @@ import pytest
 
 from authbench_lab import components, haproxy, postgres
 from authbench_lab import lab as lab_api
-from authbench_lab.config import KEYCLOAK_FD_OFFSET, LabConfig
+from authbench_lab.config import KEYCLOAK_CLUSTER, KEYCLOAK_FD_OFFSET, LabConfig
 from authbench_lab.keycloak import realm, server
 
 
@@ -34,6 +34,14 @@ def test_every_keycloak_port_is_distinct_and_owned(tmp_path):
         assert fd == bind + KEYCLOAK_FD_OFFSET
         assert f"-Djgroups.fd.port-offset={KEYCLOAK_FD_OFFSET}" in server.command(config, node)
     assert components.names(config)[-3:] == list(server.COMPONENTS)
+
+
+def test_keycloak_is_a_cluster_a_load_test_can_target(tmp_path):
+    config = keycloak_config(tmp_path)
+    assert config.clusters() == ["terracotta", KEYCLOAK_CLUSTER]
+    assert config.sp_url(KEYCLOAK_CLUSTER) == f"https://127.0.0.1:{config.keycloak_port('sp')}"
+    assert [row["backend"] for row in components.endpoints(config)] == config.clusters()
+    assert LabConfig(run_dir=tmp_path).clusters() == LabConfig(run_dir=tmp_path).backends
 
 
 def test_haproxy_accepts_the_keycloak_frontends(tmp_path):

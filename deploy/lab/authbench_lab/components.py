@@ -191,11 +191,11 @@ def probe(config: cfg.LabConfig, name: str, port: int) -> processes.Probe:
 
 
 def endpoints(config: cfg.LabConfig) -> list[dict]:
-    """The URLs a load test uses, per cluster."""
+    """The URLs a load test uses, per cluster (Keycloak's included)."""
     return [
         {"backend": backend, "lb": config.lb_url(backend), "node-a": config.node_url(backend, "a"),
          "node-b": config.node_url(backend, "b"), "sp": config.sp_url(backend)}
-        for backend in config.backends
+        for backend in config.clusters()
     ]
 
 

@@ -129,6 +129,9 @@ class LabConfig:
         return self.base_port + KEYCLOAK_PORT_OFFSETS[name]
 
     def cluster_port(self, backend: str, name: str) -> int:
+        """A cluster's port; Keycloak's cluster (`--with keycloak`) answers to the same names (lb, node-a, sp)."""
+        if backend == KEYCLOAK_CLUSTER:
+            return self.keycloak_port(name)
         return self.base_port + 100 * (BACKENDS.index(backend) + 1) + CLUSTER_PORT_OFFSETS[name]
 
     def all_ports(self) -> dict[str, int]:
@@ -141,6 +144,10 @@ class LabConfig:
             for name in CLUSTER_PORT_OFFSETS:
                 ports[f"{backend}/{name}"] = self.cluster_port(backend, name)
         return ports
+
+    def clusters(self) -> list[str]:
+        """Every SAML cluster a load test may target: the backends, and Keycloak's when it runs."""
+        return [*self.backends, *([KEYCLOAK_CLUSTER] if "keycloak" in self.extras else [])]
 
     def address(self, component: str) -> str:
         """The host a component is reached at by the others."""

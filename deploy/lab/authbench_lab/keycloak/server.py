@@ -44,8 +44,8 @@ SP_ACS_PATH = "/Shibboleth.sso/SAML2/POST"  # the lab SP's (sp/app.py ACS_PATH)
 
 
 def root(config: cfg.LabConfig) -> Path:
-    """The cluster's own files: signing pair, database password, install timings."""
-    return config.component_dir("keycloak")
+    """The cluster's own files, beside the reference IdP clusters': signing pair, database password."""
+    return config.cluster_dir(cfg.KEYCLOAK_CLUSTER)
 
 
 def db_password_file(config: cfg.LabConfig) -> Path:
@@ -57,7 +57,7 @@ def home(config: cfg.LabConfig, node: str) -> Path:
 
 
 def lb_url(config: cfg.LabConfig) -> str:
-    return config.https_url(config.keycloak_port("lb"))
+    return config.lb_url(cfg.KEYCLOAK_CLUSTER)
 
 
 def realm_url(config: cfg.LabConfig) -> str:
@@ -65,7 +65,7 @@ def realm_url(config: cfg.LabConfig) -> str:
 
 
 def sp_url(config: cfg.LabConfig) -> str:
-    return config.https_url(config.keycloak_port("sp"))
+    return config.sp_url(cfg.KEYCLOAK_CLUSTER)
 
 
 def sp_entity_id(config: cfg.LabConfig) -> str:
@@ -81,7 +81,7 @@ def idp_metadata_file(config: cfg.LabConfig) -> Path:
 
 
 def node_url(config: cfg.LabConfig, node: str) -> str:
-    return config.https_url(config.keycloak_port(f"node-{node}"))
+    return config.node_url(cfg.KEYCLOAK_CLUSTER, node)
 
 
 def fragment(config: cfg.LabConfig, node: str) -> str:
