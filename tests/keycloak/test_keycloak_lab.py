@@ -56,7 +56,7 @@ def test_both_nodes_and_the_sp_are_healthy_and_the_nodes_form_one_cluster(kc_lab
 
 
 def test_no_secret_on_a_command_line_or_in_the_state_file(kc_lab):
-    secrets = [(kc_lab.run_dir / "keycloak" / "db.password").read_text().strip(),
+    secrets = [keycloak.db_password_file(kc_lab).read_text().strip(),
                slapd.paths(kc_lab).idp_password.read_text().strip()]
     state = (kc_lab.run_dir / "lab.json").read_text()
     assert not [secret for secret in secrets if secret in state]
