@@ -89,6 +89,21 @@ def test_a_virtual_sp_on_keycloak_is_refused_in_one_line(kc_lab, tmp_path, capsy
     assert code == 2 and "drop --sp virtual" in err and len(err.strip().splitlines()) == 1
 
 
+def test_a_fault_plan_stops_a_node_and_owners2_loses_no_sso_session(kc_lab, tmp_path, capsys):
+    """Test 4 on real Keycloak: returning users keep single sign-on while node B is down (two owners per session)."""
+    code = main(["run", "--target", f"lab:{KEYCLOAK_CLUSTER}", "--pattern", "4x25", "--warmup", "0",
+                 "--reuse-session", "--fault", "at=5s stop keycloak-b; at=15s start keycloak-b",
+                 "--lab-dir", str(kc_lab.run_dir), "--results", str(tmp_path), "--run-id", "t4"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.out + captured.err
+    cell = json.loads((tmp_path / "t4" / "summary.json").read_text())["cells"][0]
+    fault = cell["failover"]["faults"][0]
+    assert fault["fault"] == "at=5s stop keycloak-b" and fault["logged_in_users"] > 0
+    assert fault["test4"] == "○" and fault["reauthenticated_users"] == 0, fault
+    assert cell["summary"]["tests"] == 100 and cell["summary"]["errors"] == 0, cell["summary"]
+    assert rows(kc_lab)["keycloak-b"]["healthy"]  # the plan started it again
+
+
 def test_stop_and_start_one_node(kc_lab):
     stopped = lab_api.stop_component(kc_lab.run_dir, "keycloak-b")
     assert stopped["was_running"]
