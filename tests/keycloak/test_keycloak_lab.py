@@ -82,6 +82,15 @@ def test_a_saml_run_through_keycloak_succeeds_on_every_journey(kc_lab, tmp_path,
     assert summary["tests"] == 10 and summary["errors"] == 0, summary
 
 
+def test_the_2012_cluster_checks_run_on_keycloak_nodes(kc_lab, capsys):
+    """Tests 1-3 through each node's own HAProxy frontend; what owners2 gave when first measured: all ○."""
+    code = main(["check-cluster", "--target", f"lab:{KEYCLOAK_CLUSTER}", "--lab-dir", str(kc_lab.run_dir)])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert [line.split()[:3] for line in out.splitlines() if line.startswith("Test ")] == [
+        ["Test", "1", "○"], ["Test", "2", "○"], ["Test", "3", "○"]], out
+
+
 def test_a_virtual_sp_on_keycloak_is_refused_in_one_line(kc_lab, tmp_path, capsys):
     code = main(["run", "--target", f"lab:{KEYCLOAK_CLUSTER}", "--sp", "virtual", "--pattern", "1x1",
                  "--lab-dir", str(kc_lab.run_dir), "--results", str(tmp_path)])

@@ -21,7 +21,6 @@ from . import components, haproxy, pki, postgres, processes, slapd
 from . import config as cfg
 from .checks import ALL_ADDRESSES, LabError, parse_backends, parse_extras, validate  # noqa: F401 (lab.* API)
 from .components import extra_components  # noqa: F401 (lab.* API)
-from .keycloak import install as keycloak_install
 from .keycloak import server as keycloak
 from .privacyidea import server as privacyidea
 
@@ -138,7 +137,7 @@ def up(config: cfg.LabConfig, search_path: str | None = None) -> dict:
         for spec in to_start:
             if spec.name == "privacyidea":  # its enrolment looks every user up in slapd: slapd answers first
                 _wait(config, "ldap", state["components"]["ldap"], deadline)
-                state["privacyidea"] = _privacyidea_call(privacyidea.enrol, config)
+                state["privacyidea"] = _setup_call("preparing privacyIDEA", privacyidea.enrol, config)
                 deadline = time.monotonic() + processes.HEALTH_TIMEOUT
             if spec.name in keycloak.COMPONENTS:
                 _before_keycloak(config, state, spec.name)
@@ -209,30 +208,11 @@ def _prepare(config: cfg.LabConfig, state: dict, binaries: dict[str, str], to_st
         except (RuntimeError, OSError) as exc:
             raise LabError(f"preparing PostgreSQL failed: {exc}") from None
     if "privacyidea" in starting:
-        _privacyidea_call(privacyidea.prepare, config)
-    if starting & set(keycloak.COMPONENTS):
-        _prepare_keycloak(config, state, binaries, starting)
+        _setup_call("preparing privacyIDEA", privacyidea.prepare, config)
+    if starting & set(keycloak.COMPONENTS):  # its database is made while PostgreSQL is down
+        state["keycloak_install"] = _setup_call("preparing Keycloak", keycloak.prepare, config, binaries,
+                                                   "postgres" in starting)
     return state["seed"]
-
-
-def _prepare_keycloak(config: cfg.LabConfig, state: dict, binaries: dict[str, str], starting: set[str]) -> None:
-    """Keycloak's distribution (fetched and built once per machine), node homes, realm import; and its database
-    while PostgreSQL is down (made afresh when the realm changed)."""
-    try:
-        state["keycloak_install"] = keycloak.prepare(config)
-        if "postgres" in starting:
-            postgres.service_database(config, binaries, keycloak.DATABASE,
-                                      pki.read_secret(keycloak.db_password_file(config)),
-                                      keycloak.database_marker(config))
-    except (keycloak_install.InstallError, RuntimeError, OSError) as exc:
-        raise LabError(f"preparing Keycloak failed: {exc}") from None
-
-
-def _privacyidea_call(function, config: cfg.LabConfig):
-    try:
-        return function(config)
-    except (RuntimeError, OSError) as exc:
-        raise LabError(f"preparing privacyIDEA failed: {exc}") from None
 
 
 def _launch(config: cfg.LabConfig, spec: components.Spec) -> dict:
@@ -261,10 +241,15 @@ def _before_keycloak(config: cfg.LabConfig, state: dict, name: str) -> None:
     for needed in keycloak.needs(name):
         _wait(config, needed, state["components"][needed], time.monotonic() + components.health_timeout(needed))
     if name == keycloak.SP:
-        try:
-            keycloak.configure_sp(config)
-        except (keycloak_install.InstallError, OSError, ValueError, StopIteration) as exc:
-            raise LabError(f"wiring the SP to Keycloak failed: {exc}", exit_code=1) from None
+        _setup_call("wiring the SP to Keycloak", keycloak.configure_sp, config, exit_code=1)
+
+
+def _setup_call(what: str, function, *args, exit_code: int = 2):
+    """A setup step of an optional server; its failure is one line naming the step."""
+    try:
+        return function(*args)
+    except (RuntimeError, OSError, ValueError) as exc:  # keycloak's InstallError is a RuntimeError
+        raise LabError(f"{what} failed: {exc}", exit_code=exit_code) from None
 
 
 def _check_balanced(config: cfg.LabConfig) -> None:

@@ -13,6 +13,7 @@ on the command line), the LDAP bind password and the realm's SAML signing key (i
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
 import urllib.request
@@ -21,7 +22,7 @@ from pathlib import Path
 from lxml import etree
 
 from .. import config as cfg
-from .. import pki, processes, slapd
+from .. import pki, postgres, processes, slapd
 from ..saml.metadata import REDIRECT_BINDING, load_sp_registry, sp_metadata
 from ..saml.xml import NS
 from . import install, realm
@@ -135,9 +136,10 @@ def _write_private(path: Path, text: str) -> None:
         out.write(text)
 
 
-def prepare(config: cfg.LabConfig) -> dict[str, float]:
+def prepare(config: cfg.LabConfig, binaries: dict[str, str], database: bool) -> dict[str, float]:
     """The built distribution (fetched and built when missing), each node's home, node A's realm import, the SP's
-    metadata; returns what the install steps cost."""
+    metadata, and with `database` (PostgreSQL is down) Keycloak's database, made afresh when the realm changed;
+    returns what the install steps cost."""
     built, spent = install.ensure(BUILD_OPTIONS)
     root(config).mkdir(parents=True, exist_ok=True)
     pki.ensure_secret(db_password_file(config))
@@ -148,7 +150,11 @@ def prepare(config: cfg.LabConfig) -> dict[str, float]:
         node_home = install.node_home(built, home(config, node))
         _write_private(node_home / "conf" / "keycloak.conf",
                        f"# written by authbench lab\ndb-password={pki.read_secret(db_password_file(config))}\n")
-    _write_private(home(config, "a") / "data" / "import" / IMPORT_FILE, realm_json(config))
+    realm_text = realm_json(config)
+    _write_private(home(config, "a") / "data" / "import" / IMPORT_FILE, realm_text)
+    if database:
+        postgres.service_database(config, binaries, DATABASE, pki.read_secret(db_password_file(config)),
+                                  hashlib.sha256(realm_text.encode()).hexdigest()[:16])
     return spent
 
 
@@ -162,13 +168,6 @@ def realm_json(config: cfg.LabConfig) -> str:
         ldap_url=config.ldap_url(), bind_dn=cfg.LDAP_IDP_DN,
         bind_password=pki.read_secret(slapd.paths(config).idp_password), users_dn=cfg.LDAP_PEOPLE,
         signing_key=key.read_text(), signing_cert=cert.read_text(), sp_entity_id=sp_entity, acs_urls=acs_urls)
-
-
-def database_marker(config: cfg.LabConfig) -> str:
-    """Changes whenever the realm would (ports, users' directory, SP): the database is then made afresh."""
-    import hashlib
-
-    return hashlib.sha256(realm_json(config).encode()).hexdigest()[:16]
 
 
 # -- the SP, once Keycloak answers ------------------------------------------------------------------------
@@ -196,13 +195,16 @@ def configure_sp(config: cfg.LabConfig) -> None:
     metadata = fetch_descriptor(config)
     idp_metadata_file(config).write_bytes(metadata)
     entity = etree.fromstring(metadata)
-    if entity.tag != f"{{{NS['md']}}}EntityDescriptor":
-        entity = next(entity.iter(f"{{{NS['md']}}}EntityDescriptor"))
-    idp = entity.find("md:IDPSSODescriptor", NS)
-    sso = next(el.get("Location") for el in idp.iterfind("md:SingleSignOnService", NS)
-               if el.get("Binding") == REDIRECT_BINDING)
-    body = next(el.findtext("ds:KeyInfo/ds:X509Data/ds:X509Certificate", namespaces=NS)
-                for el in idp.iterfind("md:KeyDescriptor", NS) if el.get("use") in (None, "signing"))
+    entity = next(entity.iter(f"{{{NS['md']}}}EntityDescriptor"), None)
+    idp = entity.find("md:IDPSSODescriptor", NS) if entity is not None else None
+    if idp is None:
+        raise install.InstallError(f"{idp_metadata_file(config)} describes no SAML IdP")
+    sso = next((el.get("Location") for el in idp.iterfind("md:SingleSignOnService", NS)
+                if el.get("Binding") == REDIRECT_BINDING), None)
+    body = next((el.findtext("ds:KeyInfo/ds:X509Data/ds:X509Certificate", namespaces=NS)
+                 for el in idp.iterfind("md:KeyDescriptor", NS) if el.get("use") in (None, "signing")), None)
+    if not sso or not body:
+        raise install.InstallError(f"{idp_metadata_file(config)} lacks an HTTP-Redirect SSO URL or a signing key")
     lines = "".join(body.split())
     pem = "-----BEGIN CERTIFICATE-----\n" + "\n".join(lines[i:i + 64] for i in range(0, len(lines), 64)) \
         + "\n-----END CERTIFICATE-----\n"
