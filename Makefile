@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup tools test test-browser test-k8s test-compose lint demo demo-failover bench clean
+.PHONY: setup tools test test-browser test-k8s test-keycloak test-compose lint demo demo-failover bench clean
 
 setup: $(STAMP)
 	@deploy/setup-system.sh
@@ -38,6 +38,13 @@ test-browser: tools
 test-k8s: tools
 	@deploy/k8s/tools.sh cluster >/dev/null
 	AUTHBENCH_K8S=1 $(BIN)/pytest -q tests/k8s
+
+# Real Keycloak in the lab (docs/keycloak.md): Java 17 from Debian when missing, Keycloak from Maven Central once
+# into /opt/authbench-cache (AUTHBENCH_TOOLS_CACHE), two nodes, SSO through its SP, a node stop, full teardown.
+test-keycloak: setup
+	@command -v java >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get install -y -q --no-install-recommends \
+	  openjdk-17-jre-headless >/dev/null; } || { echo "authbench: install Java 17 (openjdk-17-jre-headless)" >&2; exit 2; }
+	AUTHBENCH_KEYCLOAK=1 $(BIN)/pytest -q -s tests/keycloak
 
 # compose.yaml's default profile for real (root; Docker from Debian): images from a Debian base, `docker
 # compose up` with two workers for two backends, the cluster checks and a pattern, full teardown.

@@ -61,7 +61,10 @@ def offered_targets(run_dir: str | Path | None) -> list[str]:
         config = LabConfig.from_dict(found["config"]) if found else None
     except Exception:  # a broken or foreign lab.json: no lab to offer, the URL field still works
         return []
-    return [*config.backends, "ldap", "ldaps", *config.extras] if config else []
+    if not config:
+        return []
+    extras = [name for name in config.extras if name != "keycloak"]  # Keycloak is offered as its cluster
+    return [*config.clusters(), "ldap", "ldaps", *extras]
 
 
 def serves(run_dir: str | Path, url: str) -> bool:
@@ -81,9 +84,17 @@ def serves(run_dir: str | Path, url: str) -> bool:
 
 
 def check_backend(config: LabConfig, name: str) -> str:
-    if name not in config.backends:
-        raise AuthbenchError(f"the lab has no {name!r} cluster; it has {', '.join(config.backends)}")
+    """A cluster of the running lab: a reference IdP backend, or Keycloak's when the lab runs it."""
+    if name not in config.clusters():
+        raise AuthbenchError(f"the lab has no {name!r} cluster; it has {', '.join(config.clusters())}")
     return name
+
+
+def is_keycloak(name: str) -> bool:
+    """Whether a lab cluster is real Keycloak (its SP knows only its own clients; no virtual SP is registered)."""
+    from authbench_lab.config import KEYCLOAK_CLUSTER
+
+    return name == KEYCLOAK_CLUSTER
 
 
 def account_defaults(config: LabConfig) -> dict[str, str]:

@@ -55,6 +55,8 @@ def validate(config: cfg.LabConfig) -> None:
     if not 1 <= config.threads <= MAX_THREADS:
         raise LabError(f"--threads must be between 1 and {MAX_THREADS}, got {config.threads}")
     parse_extras(",".join(config.extras))
+    if "keycloak" in config.extras and "postgres" not in config.extras:
+        raise LabError("keycloak needs the lab's PostgreSQL: start the lab with --with postgres,keycloak")
     if not _COOKIE_PATH.fullmatch(config.idp_cookie_path):
         raise LabError(f"--idp-cookie-path must be a URL path starting with / (like / or /idp), "
                        f"got {config.idp_cookie_path!r}")
@@ -72,9 +74,12 @@ def validate(config: cfg.LabConfig) -> None:
 
 
 def parse_extras(text: str) -> list[str]:
-    """`--with` values (a comma list, repeatable) in the canonical order; unknown names are refused."""
+    """`--with` values (a comma list, repeatable) in the canonical order; unknown names are refused.
+    Keycloak brings PostgreSQL, its database and cluster registry."""
     wanted = {part.strip() for part in text.split(",") if part.strip()}
     unknown = sorted(wanted - set(cfg.EXTRAS))
     if unknown:
         raise LabError(f"unknown --with {', '.join(map(repr, unknown))}: choose from {', '.join(cfg.EXTRAS)}")
+    if "keycloak" in wanted:
+        wanted.add("postgres")
     return [name for name in cfg.EXTRAS if name in wanted]

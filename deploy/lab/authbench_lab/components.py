@@ -15,6 +15,7 @@ from pathlib import Path
 
 from . import config as cfg
 from . import haproxy, pki, postgres, processes, slapd
+from .keycloak import server as keycloak
 from .privacyidea import server as privacyidea
 from .saml.metadata import sp_metadata
 
@@ -56,15 +57,33 @@ class Spec:
     env: dict[str, str] = field(default_factory=dict)
 
 
+def extra_components(extra: str) -> tuple[str, ...]:
+    """The components an optional server (`--with NAME`) runs as."""
+    return keycloak.COMPONENTS if extra == "keycloak" else (extra,)
+
+
 def names(config: cfg.LabConfig) -> list[str]:
     """Every component in start order (shared services, the balancer, then the apps)."""
     apps = [f"{backend}/{part}" for backend in config.backends for part in PER_CLUSTER]
-    return [*SHARED, *apps, *config.extras]
+    return [*SHARED, *apps, *(name for extra in config.extras for name in extra_components(extra))]
+
+
+def health_timeout(name: str) -> float:
+    """Seconds a component may take to become healthy after its start."""
+    return keycloak.HEALTH_TIMEOUT if name in keycloak.COMPONENTS else processes.HEALTH_TIMEOUT
+
+
+def _keycloak_port_owner(port_name: str) -> str:
+    if port_name in ("lb", "node-a", "node-b", "sp"):
+        return "lb"
+    return keycloak.SP if port_name == "sp-app" else f"keycloak-{port_name[-1]}"
 
 
 def port_owners(config: cfg.LabConfig) -> dict[str, str]:
     """Port name (as in `all_ports`) → the component that binds it."""
-    owners = {**SHARED_PORT_OWNER, **{name: name for name in config.extras}}
+    owners = {**SHARED_PORT_OWNER, **{name: name for name in config.extras if name in cfg.EXTRA_PORT_OFFSETS}}
+    if "keycloak" in config.extras:
+        owners.update({f"keycloak/{name}": _keycloak_port_owner(name) for name in cfg.KEYCLOAK_PORT_OFFSETS})
     for backend in config.backends:
         for port_name, owner in CLUSTER_PORT_OWNER.items():
             owners[f"{backend}/{port_name}"] = owner if owner == "lb" else f"{backend}/{owner}"
@@ -139,6 +158,15 @@ def build(config: cfg.LabConfig, binaries: dict[str, str]) -> list[Spec]:
     if "privacyidea" in config.extras:
         specs.append(Spec("privacyidea", privacyidea.command(config), privacyidea.fragment(config),
                           config.privacyidea_url(), config.extra_port("privacyidea"), privacyidea.environment(config)))
+    if "keycloak" in config.extras:
+        for node in keycloak.NODES:
+            specs.append(Spec(f"keycloak-{node}", keycloak.command(config, node), keycloak.fragment(config, node),
+                              keycloak.node_url(config, node), config.keycloak_port(f"management-{node}"),
+                              keycloak.environment()))
+        port = config.keycloak_port("sp-app")
+        env = {cfg.SP_CONFIG_ENV: str(config.component_dir(keycloak.SP) / SP_CONFIG_FILE)}
+        specs.append(Spec(keycloak.SP, _gunicorn(config, keycloak.SP, port, SP_WORKERS, SP_APP),
+                          _proc_name(keycloak.SP, port), keycloak.sp_url(config), port, env))
     return specs
 
 
@@ -157,15 +185,17 @@ def probe(config: cfg.LabConfig, name: str, port: int) -> processes.Probe:
         return postgres.startup_probe(config)
     if name == "privacyidea":
         return privacyidea.probe(config)
+    if name in keycloak.COMPONENTS:
+        return keycloak.probe(config, name)
     raise ValueError(f"no probe for component {name!r}")
 
 
 def endpoints(config: cfg.LabConfig) -> list[dict]:
-    """The URLs a load test uses, per cluster."""
+    """The URLs a load test uses, per cluster (Keycloak's included)."""
     return [
         {"backend": backend, "lb": config.lb_url(backend), "node-a": config.node_url(backend, "a"),
          "node-b": config.node_url(backend, "b"), "sp": config.sp_url(backend)}
-        for backend in config.backends
+        for backend in config.clusters()
     ]
 
 

@@ -42,11 +42,29 @@ SHARED_PORT_OFFSETS = {
     "lb-stats": 30,
 }
 # Optional servers (`lab up --with NAME`), also at base + offset, started only when asked for.
-EXTRAS = ("postgres", "privacyidea")
+EXTRAS = ("postgres", "privacyidea", "keycloak")
 EXTRA_PORT_OFFSETS = {
     "postgres": 40,  # database logins checked against slapd (LDAP simple bind)
     "privacyidea": 45,  # privacyIDEA's HTTP API (gunicorn), its realm resolving users in slapd
 }
+# Real Keycloak (`--with keycloak`): a two-node cluster behind HAProxy and an SP of its own, at base + offset.
+KEYCLOAK_CLUSTER = "keycloak-owners2"  # the design it runs: distributed caches, two owners per entry
+KEYCLOAK_PORT_OFFSETS = {
+    "lb": 50,  # https (HAProxy), balanced over both nodes
+    "node-a": 51,  # https, node A only
+    "node-b": 52,
+    "sp": 53,  # https, the reference SP that trusts this cluster
+    "http-a": 54,  # plain http of node A (behind HAProxy)
+    "http-b": 55,
+    "management-a": 56,  # node A's management interface (/health/ready)
+    "management-b": 57,
+    "jgroups-a": 58,  # JGroups TCP between the nodes
+    "jgroups-b": 59,
+    "jgroups-fd-a": 61,  # JGroups failure detection (FD_SOCK2): jgroups + KEYCLOAK_FD_OFFSET
+    "jgroups-fd-b": 62,
+    "sp-app": 60,  # plain http of the SP (behind HAProxy)
+}
+KEYCLOAK_FD_OFFSET = 3
 CLUSTER_PORT_OFFSETS = {
     "lb": 0,  # https, balanced over both IdP nodes
     "node-a": 1,  # https, node A only (bypasses the balancing)
@@ -107,17 +125,29 @@ class LabConfig:
     def extra_port(self, name: str) -> int:
         return self.base_port + EXTRA_PORT_OFFSETS[name]
 
+    def keycloak_port(self, name: str) -> int:
+        return self.base_port + KEYCLOAK_PORT_OFFSETS[name]
+
     def cluster_port(self, backend: str, name: str) -> int:
+        """A cluster's port; Keycloak's cluster (`--with keycloak`) answers to the same names (lb, node-a, sp)."""
+        if backend == KEYCLOAK_CLUSTER:
+            return self.keycloak_port(name)
         return self.base_port + 100 * (BACKENDS.index(backend) + 1) + CLUSTER_PORT_OFFSETS[name]
 
     def all_ports(self) -> dict[str, int]:
         """Every port the lab binds, by component-ish name; used to detect clashes before starting."""
         ports = {name: self.shared_port(name) for name in SHARED_PORT_OFFSETS}
-        ports.update({name: self.extra_port(name) for name in self.extras})
+        ports.update({name: self.extra_port(name) for name in self.extras if name in EXTRA_PORT_OFFSETS})
+        if "keycloak" in self.extras:
+            ports.update({f"keycloak/{name}": self.keycloak_port(name) for name in KEYCLOAK_PORT_OFFSETS})
         for backend in self.backends:
             for name in CLUSTER_PORT_OFFSETS:
                 ports[f"{backend}/{name}"] = self.cluster_port(backend, name)
         return ports
+
+    def clusters(self) -> list[str]:
+        """Every SAML cluster a load test may target: the backends, and Keycloak's when it runs."""
+        return [*self.backends, *([KEYCLOAK_CLUSTER] if "keycloak" in self.extras else [])]
 
     def address(self, component: str) -> str:
         """The host a component is reached at by the others."""

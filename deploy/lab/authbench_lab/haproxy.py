@@ -31,6 +31,8 @@ SP_HEALTH_PATH = "/Shibboleth.sso/Status"
 MONITOR_URI = "/healthz"
 STATS_URI = "/stats"
 STICKY_COOKIE = "JSESSIONID"
+KEYCLOAK_STICKY_COOKIE = "AUTH_SESSION_ID"
+KEYCLOAK_HEALTH_PATH = "/health/ready"
 STICK_TABLE = "type string len 128 size 200k expire 30m"  # conversations outlive no login by far
 VALIDATE_TIMEOUT = 20.0
 
@@ -49,7 +51,9 @@ def _frontend(name: str, address: str, pem: Path, backend: str) -> list[str]:
     ]
 
 
-def _backend(name: str, health_path: str, servers: list[tuple[str, str]], extra: list[str]) -> list[str]:
+def _backend(name: str, health_path: str, servers: list[tuple[str, str]], extra: list[str],
+             check_ports: dict[str, int] | None = None) -> list[str]:
+    """`check_ports`: servers whose health answers on another port (Keycloak's management interface)."""
     lines = [
         f"backend {name}",
         "    balance roundrobin",
@@ -57,18 +61,43 @@ def _backend(name: str, health_path: str, servers: list[tuple[str, str]], extra:
         "    http-check expect status 200",
         *extra,
     ]
-    lines += [f"    server {server} {address} {CHECK}" for server, address in servers]
+    ports = check_ports or {}
+    lines += [f"    server {server} {address} {CHECK}" + (f" port {ports[server]}" if server in ports else "")
+              for server, address in servers]
     return [*lines, ""]
 
 
-def _stickiness(stickiness: str) -> list[str]:
+def _stickiness(stickiness: str, cookie: str = STICKY_COOKIE) -> list[str]:
     if stickiness == "none":
         return []
     return [
         f"    stick-table {STICK_TABLE}",
-        f"    stick store-response res.cook({STICKY_COOKIE})",
-        f"    stick match req.cook({STICKY_COOKIE})",
+        f"    stick store-response res.cook({cookie})",
+        f"    stick match req.cook({cookie})",
     ]
+
+
+def _keycloak(config: cfg.LabConfig, pem: Path) -> list[str]:
+    """Keycloak's cluster: balanced, per node and its SP, as for a lab backend; health on the management port.
+    Stickiness follows Keycloak's own affinity cookie, AUTH_SESSION_ID, as Keycloak's guide advises."""
+    def address(name: str) -> str:
+        return f"{config.host}:{config.keycloak_port(name)}"
+
+    def public(name: str) -> str:
+        return f"{config.frontend_host}:{config.keycloak_port(name)}"
+
+    servers = [(f"keycloak-{node}", address(f"http-{node}")) for node in ("a", "b")]
+    checks = {f"keycloak-{node}": config.keycloak_port(f"management-{node}") for node in ("a", "b")}
+    lines = ["# --- Keycloak (lab up --with keycloak)", ""]
+    lines += _frontend("keycloak-lb", public("lb"), pem, "keycloak-idp")
+    lines += _backend("keycloak-idp", KEYCLOAK_HEALTH_PATH, servers,
+                      ["    option redispatch", *_stickiness(config.stickiness, KEYCLOAK_STICKY_COOKIE)], checks)
+    for node, server in zip(("a", "b"), servers, strict=True):
+        lines += _frontend(f"keycloak-node-{node}", public(f"node-{node}"), pem, f"keycloak-idp-{node}")
+        lines += _backend(f"keycloak-idp-{node}", KEYCLOAK_HEALTH_PATH, [server], [], checks)
+    lines += _frontend("keycloak-sp", public("sp"), pem, "keycloak-sp")
+    lines += _backend("keycloak-sp", SP_HEALTH_PATH, [("sp", address("sp-app"))], [])
+    return lines
 
 
 def _cluster(config: cfg.LabConfig, backend: str, pem: Path) -> list[str]:
@@ -121,6 +150,8 @@ def render(config: cfg.LabConfig, pem: Path) -> str:
     ]
     for backend in config.backends:
         lines += _cluster(config, backend, pem)
+    if "keycloak" in config.extras:
+        lines += _keycloak(config, pem)
     return "\n".join(lines)
 
 

@@ -20,6 +20,8 @@ from pathlib import Path
 from . import components, haproxy, pki, postgres, processes, slapd
 from . import config as cfg
 from .checks import ALL_ADDRESSES, LabError, parse_backends, parse_extras, validate  # noqa: F401 (lab.* API)
+from .components import extra_components  # noqa: F401 (lab.* API)
+from .keycloak import server as keycloak
 from .privacyidea import server as privacyidea
 
 PATH_ENV = "AUTHBENCH_LAB_PATH"  # overrides where the server binaries are looked up (tests use it)
@@ -127,6 +129,7 @@ def up(config: cfg.LabConfig, search_path: str | None = None) -> dict:
         specs = components.build(config, binaries)
         state = state or {"version": STATE_VERSION, "config": config.to_dict(), "seed": None, "components": {}}
         kept, to_start = _triage(config, state, specs)
+        state.pop("keycloak_install", None)  # what this `up` cost to install, if anything
         _check_ports(config, {spec.name for spec in to_start})
         seed = _prepare(config, state, binaries, to_start)
         _write_state(config, state)
@@ -134,12 +137,15 @@ def up(config: cfg.LabConfig, search_path: str | None = None) -> dict:
         for spec in to_start:
             if spec.name == "privacyidea":  # its enrolment looks every user up in slapd: slapd answers first
                 _wait(config, "ldap", state["components"]["ldap"], deadline)
-                state["privacyidea"] = _privacyidea_call(privacyidea.enrol, config)
+                state["privacyidea"] = _setup_call("preparing privacyIDEA", privacyidea.enrol, config)
                 deadline = time.monotonic() + processes.HEALTH_TIMEOUT
+            if spec.name in keycloak.COMPONENTS:
+                _before_keycloak(config, state, spec.name)
             state["components"][spec.name] = _launch(config, spec)
             _write_state(config, state)
         for spec in to_start:
-            _wait(config, spec.name, state["components"][spec.name], deadline)
+            _wait(config, spec.name, state["components"][spec.name],
+                  max(deadline, time.monotonic() + components.health_timeout(spec.name)))
         if to_start:
             _check_balanced(config)
     return {
@@ -202,15 +208,11 @@ def _prepare(config: cfg.LabConfig, state: dict, binaries: dict[str, str], to_st
         except (RuntimeError, OSError) as exc:
             raise LabError(f"preparing PostgreSQL failed: {exc}") from None
     if "privacyidea" in starting:
-        _privacyidea_call(privacyidea.prepare, config)
+        _setup_call("preparing privacyIDEA", privacyidea.prepare, config)
+    if starting & set(keycloak.COMPONENTS):  # its database is made while PostgreSQL is down
+        state["keycloak_install"] = _setup_call("preparing Keycloak", keycloak.prepare, config, binaries,
+                                                   "postgres" in starting)
     return state["seed"]
-
-
-def _privacyidea_call(function, config: cfg.LabConfig):
-    try:
-        return function(config)
-    except (RuntimeError, OSError) as exc:
-        raise LabError(f"preparing privacyIDEA failed: {exc}") from None
 
 
 def _launch(config: cfg.LabConfig, spec: components.Spec) -> dict:
@@ -234,25 +236,44 @@ def _wait(config: cfg.LabConfig, name: str, entry: dict, deadline: float) -> str
         raise LabError(str(exc), exit_code=1, details=exc.tail) from None
 
 
+def _before_keycloak(config: cfg.LabConfig, state: dict, name: str) -> None:
+    """One Keycloak node at a time (A creates the schema and the realm), the SP once Keycloak's metadata answers."""
+    for needed in keycloak.needs(name):
+        _wait(config, needed, state["components"][needed], time.monotonic() + components.health_timeout(needed))
+    if name == keycloak.SP:
+        _setup_call("wiring the SP to Keycloak", keycloak.configure_sp, config, exit_code=1)
+
+
+def _setup_call(what: str, function, *args, exit_code: int = 2):
+    """A setup step of an optional server; its failure is one line naming the step."""
+    try:
+        return function(*args)
+    except (RuntimeError, OSError, ValueError) as exc:  # keycloak's InstallError is a RuntimeError
+        raise LabError(f"{what} failed: {exc}", exit_code=exit_code) from None
+
+
 def _check_balanced(config: cfg.LabConfig) -> None:
     """End to end through HAProxy's TLS with the lab CA, on every URL a load test may use.
 
     HAProxy may have marked an app down while it was still importing; this waits for its next check.
     """
     deadline = time.monotonic() + E2E_TIMEOUT
-    for backend in config.backends:
-        for port_name, path in (("lb", components.IDP_HEALTH), ("node-a", components.IDP_HEALTH),
-                                ("node-b", components.IDP_HEALTH), ("sp", components.SP_HEALTH)):
-            port = config.cluster_port(backend, port_name)
-            probe = processes.http_probe(path, port, tls_ca=config.ca_cert)
+    checks = [(f"{backend} {port_name}", config.cluster_port(backend, port_name), path)
+              for backend in config.backends
+              for port_name, path in (("lb", components.IDP_HEALTH), ("node-a", components.IDP_HEALTH),
+                                      ("node-b", components.IDP_HEALTH), ("sp", components.SP_HEALTH))]
+    if "keycloak" in config.extras:
+        checks += keycloak.balanced_checks(config)
+    for what, port, path in checks:
+        probe = processes.http_probe(path, port, tls_ca=config.ca_cert)
+        healthy, detail = processes.check(probe)
+        while not healthy and time.monotonic() < deadline:
+            time.sleep(processes.POLL_INTERVAL)
             healthy, detail = processes.check(probe)
-            while not healthy and time.monotonic() < deadline:
-                time.sleep(processes.POLL_INTERVAL)
-                healthy, detail = processes.check(probe)
-            if not healthy:
-                raise LabError(f"{config.https_url(port)}{path} ({backend} {port_name}) is not answering "
-                               f"through HAProxy ({detail}); log: {config.component_dir('lb') / 'server.log'}",
-                               exit_code=1)
+        if not healthy:
+            raise LabError(f"{config.https_url(port)}{path} ({what}) is not answering "
+                           f"through HAProxy ({detail}); log: {config.component_dir('lb') / 'server.log'}",
+                           exit_code=1)
 
 
 # -- down, status, fault injection -------------------------------------------------------------------
@@ -363,7 +384,7 @@ def start_component(run_dir: Path | str, name: str) -> dict:
                                entry.get("env", {}))
         entry = state["components"][name] = _launch(config, spec)
         _write_state(config, state)
-        detail = _wait(config, name, entry, time.monotonic() + processes.HEALTH_TIMEOUT)
+        detail = _wait(config, name, entry, time.monotonic() + components.health_timeout(name))
     return {"name": name, "pid": entry["pid"], "already_running": False, "detail": detail}
 
 

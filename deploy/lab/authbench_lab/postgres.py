@@ -37,6 +37,7 @@ ROLES_TIMEOUT = 300.0
 PROTOCOL_V3 = 196608
 AUTH_OK, AUTH_CLEARTEXT = 0, 3
 SETUP_HINT = "apt-get install postgresql (or 'make setup' as root)"
+SERVICE_DATABASES = ("keycloak",)  # lab servers with a database (and a role of that name) of their own
 
 
 @dataclass(frozen=True)
@@ -90,9 +91,12 @@ def hba_text(config: cfg.LabConfig) -> str:
     """Every TCP login from loopback is an LDAP simple bind as uid=<role>,ou=people,…; nothing else gets in."""
     ldap = (f'ldap ldapserver={config.host} ldapport={config.shared_port("ldap")} '
             f'ldapprefix="uid=" ldapsuffix=",{cfg.LDAP_PEOPLE}"')
+    services = "".join(f"host    {name}  {name}  127.0.0.1/32  scram-sha-256\n"
+                       for name in SERVICE_DATABASES if name in config.extras)
     return ("# written by authbench lab: database logins are checked by the lab's slapd\n"
+            "# (a service of the lab, such as Keycloak, has a database and a password of its own)\n"
             "# TYPE  DATABASE  USER  ADDRESS       METHOD\n"
-            f"host    all       all   127.0.0.1/32  {ldap}\n")
+            f"{services}host    all       all   127.0.0.1/32  {ldap}\n")
 
 
 def prepare(config: cfg.LabConfig, binaries: dict[str, str]) -> Paths:
@@ -114,6 +118,27 @@ def prepare(config: cfg.LabConfig, binaries: dict[str, str]) -> Paths:
               "-c", "log_min_messages=error", DATABASE], files, "creating login roles", ROLES_TIMEOUT, script)
         files.roles_marker.write_text(wanted)
     return files
+
+
+def service_database(config: cfg.LabConfig, binaries: dict[str, str], name: str, password: str,
+                     version: str) -> bool:
+    """A database owned by a role `name` that logs in with `password` (scram), made afresh whenever `version`
+    changes (the service's setup changed: its old data would be stale); True when it was made now."""
+    if not (name.isidentifier() and password.isalnum()):
+        raise RuntimeError(f"service database {name!r}: name and password must be plain words")
+    files = paths(config)
+    marker = files.root / f"{name}.database"
+    if marker.is_file() and marker.read_text() == version:
+        return False
+    script = (f"DROP DATABASE IF EXISTS {name};\n"
+              f"DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{name}') THEN "
+              f"CREATE ROLE {name} LOGIN; END IF; END $$;\n"
+              f"ALTER ROLE {name} PASSWORD '{password}';\n"
+              f"CREATE DATABASE {name} OWNER {name};\n")
+    _run([*_as_unprivileged(), binaries["pg-postgres"], "--single", "-D", str(files.data),
+          "-c", "log_min_messages=error", DATABASE], files, f"creating the {name} database", ROLES_TIMEOUT, script)
+    marker.write_text(version)
+    return True
 
 
 def _drop_users() -> str:

@@ -53,8 +53,10 @@ def _lab_up(args: argparse.Namespace) -> int:
         kept = f", {len(result['kept'])} already running" if result["kept"] else ""
         say(f"started {_count(result['started'], 'component')}{kept}; healthy in {result['seconds']:.1f} s")
     _print_endpoints(lab.endpoints(lab_config.run_dir))
-    for name in extras:
+    for name in (name for extra in extras if extra != "keycloak" for name in lab.extra_components(extra)):
         say(f"{name:<11} {result['state']['components'][name]['url']}")
+    if keycloak_cost := result["state"].get("keycloak_install"):
+        say("Keycloak installed: " + ", ".join(f"{step} {seconds:.1f} s" for step, seconds in keycloak_cost.items()))
     say(f"CA certificate: {lab_config.ca_cert}")
     return 0
 

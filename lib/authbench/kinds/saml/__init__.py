@@ -43,6 +43,9 @@ def prepare(common: CommonOptions, options: Options) -> Journey:
         backend = target[len(embedded_lab.PREFIX):]
         config = embedded_lab.running(common.lab_dir)
         embedded_lab.check_backend(config, backend)
+        if options.sp == "virtual" and embedded_lab.is_keycloak(backend):
+            raise AuthbenchError(f"--sp virtual is for the reference IdP's clusters; lab:{backend} is real Keycloak, "
+                                 "which knows only the lab's SP: drop --sp virtual")
         target = config.lb_url(backend) + embedded_lab.SSO_PATH if options.sp == "virtual" \
             else config.sp_url(backend) + embedded_lab.PROTECTED_PATH
         lab_ca = str(config.ca_cert)

@@ -1,0 +1,100 @@
+"""The realm Keycloak imports on first start: users from the lab's slapd, the lab PKI's signing key, the SP.
+
+Users stay in LDAP (read-only federation, as the 2012 report kept them in OpenLDAP): Keycloak searches and binds
+as the lab IdPs' service account and checks each password by a bind as the user. The SP is the client its own
+metadata describes (entity ID, HTTP-POST ACS), answered with a signed Response and eduPersonPrincipalName, the
+attribute the lab's SP takes REMOTE_USER from.
+"""
+
+from __future__ import annotations
+
+import json
+
+REALM = "authbench"
+EPPN = "urn:oid:1.3.6.1.4.1.5923.1.1.1.6"
+KEY_PRIORITY = "200"  # above any generated key, so the lab PKI's pair signs
+LDAP_SEARCH_ONE_LEVEL = "1"
+MAPPER = "org.keycloak.storage.ldap.mappers.LDAPStorageMapper"
+# LDAP attribute -> Keycloak user property: a complete profile, so no "update your account" page interrupts a login
+LDAP_ATTRIBUTES = {"uid": "username", "mail": "email", "givenName": "firstName", "sn": "lastName"}
+
+
+def _config(**values: str) -> dict[str, list[str]]:
+    """Keycloak component config: every value is a list of strings."""
+    return {name: [value] for name, value in values.items()}
+
+
+def _ldap_mappers() -> list[dict]:
+    return [{"name": f"{prop} from {attribute}", "providerId": "user-attribute-ldap-mapper",
+             "config": {"ldap.attribute": [attribute], "user.model.attribute": [prop], "read.only": ["true"],
+                        "always.read.value.from.ldap": ["false"],
+                        "is.mandatory.in.ldap": ["true" if prop == "username" else "false"]}}
+            for attribute, prop in LDAP_ATTRIBUTES.items()]
+
+
+def _ldap(ldap_url: str, bind_dn: str, bind_password: str, users_dn: str) -> dict:
+    return {
+        "name": "lab-slapd", "providerId": "ldap",
+        "subComponents": {MAPPER: _ldap_mappers()},
+        "config": _config(
+            enabled="true", priority="0", vendor="other", editMode="READ_ONLY", connectionUrl=ldap_url,
+            authType="simple", bindDn=bind_dn, bindCredential=bind_password, usersDn=users_dn,
+            usernameLDAPAttribute="uid", rdnLDAPAttribute="uid", uuidLDAPAttribute="entryUUID",
+            userObjectClasses="inetOrgPerson", searchScope=LDAP_SEARCH_ONE_LEVEL, importEnabled="true",
+            syncRegistrations="false", trustEmail="true", pagination="false", connectionPooling="true",
+            useTruststoreSpi="never", fullSyncPeriod="-1", changedSyncPeriod="-1", cachePolicy="DEFAULT",
+            validatePasswordPolicy="false", allowKerberosAuthentication="false",
+            useKerberosForPasswordAuthentication="false"),
+    }
+
+
+def _keys(signing_key: str, signing_cert: str) -> list[dict]:
+    """The lab PKI's RSA pair signs; HMAC and AES keys (Keycloak's own cookies and tokens) are generated."""
+    return [
+        {"name": "lab-pki-rsa", "providerId": "rsa", "subComponents": {},
+         "config": _config(priority=KEY_PRIORITY, enabled="true", active="true", algorithm="RS256",
+                           privateKey=signing_key, certificate=signing_cert)},
+        {"name": "hmac-generated", "providerId": "hmac-generated", "subComponents": {},
+         "config": _config(priority="100", algorithm="HS512")},
+        {"name": "aes-generated", "providerId": "aes-generated", "subComponents": {},
+         "config": _config(priority="100")},
+    ]
+
+
+def _client(sp_entity_id: str, acs_urls: list[str]) -> dict:
+    return {
+        "clientId": sp_entity_id, "name": "authbench lab SP", "protocol": "saml", "enabled": True,
+        "redirectUris": acs_urls, "consentRequired": False, "fullScopeAllowed": True, "frontchannelLogout": True,
+        "attributes": {
+            "saml_assertion_consumer_url_post": acs_urls[0],
+            "saml.server.signature": "true",  # the whole Response is signed: the lab's SP checks that signature
+            "saml.assertion.signature": "false",
+            "saml.client.signature": "false",  # the SP's AuthnRequests are unsigned
+            "saml.encrypt": "false",
+            "saml.force.post.binding": "true",
+            "saml.authnstatement": "true",
+            "saml_name_id_format": "transient",
+            "saml.signature.algorithm": "RSA_SHA256",
+            "saml_signature_canonicalization_method": "http://www.w3.org/2001/10/xml-exc-c14n#",
+        },
+        "protocolMappers": [{
+            "name": "eduPersonPrincipalName", "protocol": "saml", "protocolMapper": "saml-user-property-mapper",
+            "consentRequired": False,
+            "config": {"user.attribute": "username", "attribute.name": EPPN, "attribute.nameformat": "URI Reference",
+                       "friendly.name": "eduPersonPrincipalName"},
+        }],
+    }
+
+
+def render(*, ldap_url: str, bind_dn: str, bind_password: str, users_dn: str, signing_key: str, signing_cert: str,
+           sp_entity_id: str, acs_urls: list[str]) -> str:
+    realm = {
+        "realm": REALM, "enabled": True, "sslRequired": "external", "registrationAllowed": False,
+        "loginWithEmailAllowed": False, "bruteForceProtected": False,
+        "components": {
+            "org.keycloak.keys.KeyProvider": _keys(signing_key, signing_cert),
+            "org.keycloak.storage.UserStorageProvider": [_ldap(ldap_url, bind_dn, bind_password, users_dn)],
+        },
+        "clients": [_client(sp_entity_id, acs_urls)],
+    }
+    return json.dumps(realm, indent=2)

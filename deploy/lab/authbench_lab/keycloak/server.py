@@ -1,0 +1,224 @@
+"""Keycloak as lab components: `keycloak-a` and `keycloak-b` (one Infinispan cluster) and `keycloak-sp`.
+
+The nodes speak plain HTTP on loopback behind the lab's HAProxy, which terminates TLS with the lab's server
+certificate exactly as for the reference IdP's nodes: the balancing, stickiness and node bypass a comparison
+depends on are then the same HAProxy's for both IdPs, and Keycloak keeps no TLS key of its own. Keycloak is told
+its public URL (`--hostname`) and trusts HAProxy's X-Forwarded-* headers, so the SAML issuer and every URL it
+writes name the balanced endpoint. The nodes find each other through the lab's PostgreSQL (JGroups JDBC_PING2,
+Keycloak's default `jdbc-ping` stack) and talk over TCP on loopback.
+
+Secrets stay in 0600 files of the run directory: the database password (in each node's conf/keycloak.conf, not
+on the command line), the LDAP bind password and the realm's SAML signing key (in node A's realm import file).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+import urllib.request
+from pathlib import Path
+
+from lxml import etree
+
+from .. import config as cfg
+from .. import pki, postgres, processes, slapd
+from ..saml.metadata import REDIRECT_BINDING, load_sp_registry, sp_metadata
+from ..saml.xml import NS
+from . import install, realm
+
+NODES = ("a", "b")
+COMPONENTS = ("keycloak-a", "keycloak-b", "keycloak-sp")
+SP = "keycloak-sp"
+DATABASE = "keycloak"  # its own database and role in the lab's PostgreSQL
+DB_USER = "keycloak"
+# Build options (`kc.sh build`): PostgreSQL, health endpoints, no persistent user sessions (the owners=2 design
+# keeps user sessions in the distributed caches only).
+BUILD_OPTIONS = ["--db=postgres", "--health-enabled=true", "--features-disabled=persistent-user-sessions"]
+HEAP = "-Xms256m -Xmx512m"  # per JVM: two nodes and the lab share a small machine
+HEALTH_PATH = "/health/ready"
+HEALTH_TIMEOUT = 300.0  # a cold JVM on two busy cores, the database schema and the realm import on node A
+DESCRIPTOR_TIMEOUT = 30.0  # HAProxy marks a node up within a check interval of its readiness
+IMPORT_FILE = "authbench-realm.json"
+PROBE_TIMEOUT = 5.0
+SP_ACS_PATH = "/Shibboleth.sso/SAML2/POST"  # the lab SP's (sp/app.py ACS_PATH)
+
+
+def root(config: cfg.LabConfig) -> Path:
+    """The cluster's own files, beside the reference IdP clusters': signing pair, database password."""
+    return config.cluster_dir(cfg.KEYCLOAK_CLUSTER)
+
+
+def db_password_file(config: cfg.LabConfig) -> Path:
+    return root(config) / "db.password"
+
+
+def home(config: cfg.LabConfig, node: str) -> Path:
+    return config.component_dir(f"keycloak-{node}") / "home"
+
+
+def lb_url(config: cfg.LabConfig) -> str:
+    return config.lb_url(cfg.KEYCLOAK_CLUSTER)
+
+
+def realm_url(config: cfg.LabConfig) -> str:
+    return f"{lb_url(config)}/realms/{realm.REALM}"
+
+
+def sp_url(config: cfg.LabConfig) -> str:
+    return config.sp_url(cfg.KEYCLOAK_CLUSTER)
+
+
+def sp_entity_id(config: cfg.LabConfig) -> str:
+    return f"{sp_url(config)}/shibboleth"
+
+
+def sp_metadata_file(config: cfg.LabConfig) -> Path:
+    return config.component_dir(SP) / "metadata" / "sp.xml"
+
+
+def idp_metadata_file(config: cfg.LabConfig) -> Path:
+    return config.component_dir(SP) / "idp-metadata.xml"
+
+
+def node_url(config: cfg.LabConfig, node: str) -> str:
+    return config.node_url(cfg.KEYCLOAK_CLUSTER, node)
+
+
+def fragment(config: cfg.LabConfig, node: str) -> str:
+    """In the command line of both kc.sh and the JVM it starts."""
+    return f"--http-port={config.keycloak_port(f'http-{node}')}"
+
+
+def command(config: cfg.LabConfig, node: str) -> list[str]:
+    """`kc.sh start --optimized` for one node; every option but the database password is visible here."""
+    host = config.host
+    options = [
+        "start", "--optimized",
+        "--http-enabled=true", f"--http-host={host}", fragment(config, node),
+        f"--http-management-port={config.keycloak_port(f'management-{node}')}",
+        f"--hostname={lb_url(config)}", "--proxy-headers=xforwarded", f"--proxy-trusted-addresses={host}",
+        "--cache=ispn", "--cache-stack=jdbc-ping",
+        f"--cache-embedded-network-bind-address={host}",
+        f"--cache-embedded-network-bind-port={config.keycloak_port(f'jgroups-{node}')}",
+        f"-Djgroups.fd.port-offset={cfg.KEYCLOAK_FD_OFFSET}",
+        f"--db-url-host={config.address('postgres')}", f"--db-url-port={config.extra_port('postgres')}",
+        f"--db-url-database={DATABASE}", f"--db-username={DB_USER}",
+    ]
+    if node == "a":  # node A creates the realm on first start; B starts after A is ready and finds it
+        options.append("--import-realm")
+    return [str(home(config, node) / "bin" / "kc.sh"), *options]
+
+
+def environment() -> dict[str, str]:
+    return {"JAVA_OPTS_KC_HEAP": HEAP}
+
+
+def probe(config: cfg.LabConfig, name: str) -> processes.Probe:
+    if name == SP:
+        return processes.http_probe("/Shibboleth.sso/Status", config.keycloak_port("sp-app"))
+    node = name.removeprefix("keycloak-")
+    return processes.http_probe(HEALTH_PATH, config.keycloak_port(f"management-{node}"), timeout=PROBE_TIMEOUT)
+
+
+def needs(name: str) -> tuple[str, ...]:
+    """Components that must be healthy before `name` starts."""
+    return {"keycloak-a": ("ldap", "postgres"), "keycloak-b": ("keycloak-a",), SP: ("lb", "keycloak-a")}[name]
+
+
+# -- preparing ---------------------------------------------------------------------------------------
+
+
+def _write_private(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(text)
+
+
+def prepare(config: cfg.LabConfig, binaries: dict[str, str], database: bool) -> dict[str, float]:
+    """The built distribution (fetched and built when missing), each node's home, node A's realm import, the SP's
+    metadata, and with `database` (PostgreSQL is down) Keycloak's database, made afresh when the realm changed;
+    returns what the install steps cost."""
+    built, spent = install.ensure(BUILD_OPTIONS)
+    root(config).mkdir(parents=True, exist_ok=True)
+    pki.ensure_secret(db_password_file(config))
+    sp_metadata_file(config).parent.mkdir(parents=True, exist_ok=True)
+    acs = f"{sp_url(config)}{SP_ACS_PATH}"
+    sp_metadata_file(config).write_bytes(sp_metadata(sp_entity_id(config), acs))
+    for node in NODES:
+        node_home = install.node_home(built, home(config, node))
+        _write_private(node_home / "conf" / "keycloak.conf",
+                       f"# written by authbench lab\ndb-password={pki.read_secret(db_password_file(config))}\n")
+    realm_text = realm_json(config)
+    _write_private(home(config, "a") / "data" / "import" / IMPORT_FILE, realm_text)
+    if database:
+        postgres.service_database(config, binaries, DATABASE, pki.read_secret(db_password_file(config)),
+                                  hashlib.sha256(realm_text.encode()).hexdigest()[:16])
+    return spent
+
+
+def realm_json(config: cfg.LabConfig) -> str:
+    cert, key = pki.ensure_signing_pair(root(config), subject=f"{config.host}:{config.keycloak_port('lb')}")
+    registry = load_sp_registry(sp_metadata_file(config).parent)  # read back as an operator imports it
+    if len(registry) != 1:
+        raise install.InstallError(f"{sp_metadata_file(config).parent} must describe exactly one SP")
+    (sp_entity, acs_urls), = registry.items()
+    return realm.render(
+        ldap_url=config.ldap_url(), bind_dn=cfg.LDAP_IDP_DN,
+        bind_password=pki.read_secret(slapd.paths(config).idp_password), users_dn=cfg.LDAP_PEOPLE,
+        signing_key=key.read_text(), signing_cert=cert.read_text(), sp_entity_id=sp_entity, acs_urls=acs_urls)
+
+
+# -- the SP, once Keycloak answers ------------------------------------------------------------------------
+
+
+def fetch_descriptor(config: cfg.LabConfig, timeout: float = DESCRIPTOR_TIMEOUT) -> bytes:
+    """Keycloak's SAML IdP metadata through HAProxy, verified with the lab CA (what an operator downloads)."""
+    import ssl
+
+    url = f"{realm_url(config)}/protocol/saml/descriptor"
+    context = ssl.create_default_context(cafile=str(config.ca_cert))
+    deadline, last = time.monotonic() + timeout, ""
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=PROBE_TIMEOUT, context=context) as answer:  # noqa: S310
+                return answer.read()
+        except OSError as exc:
+            last = str(exc)
+            time.sleep(processes.POLL_INTERVAL * 5)
+    raise install.InstallError(f"Keycloak's metadata {url} did not answer in {timeout:g} s: {last}")
+
+
+def configure_sp(config: cfg.LabConfig) -> None:
+    """The SP trusts the IdP its metadata describes: entity ID, SSO URL (HTTP-Redirect) and signing certificate."""
+    metadata = fetch_descriptor(config)
+    idp_metadata_file(config).write_bytes(metadata)
+    entity = etree.fromstring(metadata)
+    entity = next(entity.iter(f"{{{NS['md']}}}EntityDescriptor"), None)
+    idp = entity.find("md:IDPSSODescriptor", NS) if entity is not None else None
+    if idp is None:
+        raise install.InstallError(f"{idp_metadata_file(config)} describes no SAML IdP")
+    sso = next((el.get("Location") for el in idp.iterfind("md:SingleSignOnService", NS)
+                if el.get("Binding") == REDIRECT_BINDING), None)
+    body = next((el.findtext("ds:KeyInfo/ds:X509Data/ds:X509Certificate", namespaces=NS)
+                 for el in idp.iterfind("md:KeyDescriptor", NS) if el.get("use") in (None, "signing")), None)
+    if not sso or not body:
+        raise install.InstallError(f"{idp_metadata_file(config)} lacks an HTTP-Redirect SSO URL or a signing key")
+    lines = "".join(body.split())
+    pem = "-----BEGIN CERTIFICATE-----\n" + "\n".join(lines[i:i + 64] for i in range(0, len(lines), 64)) \
+        + "\n-----END CERTIFICATE-----\n"
+    sp_dir = config.component_dir(SP)
+    (sp_dir / "idp-signing.crt").write_text(pem)
+    cfg.SPConfig(entity_id=sp_entity_id(config), base_url=sp_url(config), idp_entity_id=entity.get("entityID"),
+                 idp_sso_url=sso, idp_cert=str(sp_dir / "idp-signing.crt"),
+                 cookie_key=str(pki.ensure_secret(sp_dir / "sp-cookie.key"))).save(sp_dir / "sp.json")
+
+
+def balanced_checks(config: cfg.LabConfig) -> list[tuple[str, int, str]]:
+    """(what, https port, path) HAProxy must answer once the cluster is up."""
+    descriptor = f"/realms/{realm.REALM}/protocol/saml/descriptor"
+    return [("keycloak lb", config.keycloak_port("lb"), descriptor),
+            ("keycloak node-a", config.keycloak_port("node-a"), descriptor),
+            ("keycloak node-b", config.keycloak_port("node-b"), descriptor),
+            ("keycloak sp", config.keycloak_port("sp"), "/Shibboleth.sso/Status")]

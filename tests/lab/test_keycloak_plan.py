@@ -1,0 +1,83 @@
+"""Keycloak's place in the lab without starting it (the real nodes are tests/keycloak's): ports, HAProxy,
+PostgreSQL's access rule, the realm and the command lines."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from authbench_lab import components, haproxy, postgres
+from authbench_lab import lab as lab_api
+from authbench_lab.config import KEYCLOAK_CLUSTER, KEYCLOAK_FD_OFFSET, LabConfig
+from authbench_lab.keycloak import realm, server
+
+
+def keycloak_config(tmp_path) -> LabConfig:
+    return LabConfig(run_dir=tmp_path, backends=["terracotta"], extras=["postgres", "keycloak"])
+
+
+def test_keycloak_brings_postgres_and_refuses_to_run_without_it(tmp_path):
+    assert lab_api.parse_extras("keycloak") == ["postgres", "keycloak"]
+    with pytest.raises(lab_api.LabError, match="--with postgres,keycloak"):
+        lab_api.validate(LabConfig(run_dir=tmp_path, extras=["keycloak"]))
+
+
+def test_every_keycloak_port_is_distinct_and_owned(tmp_path):
+    config = keycloak_config(tmp_path)
+    ports = config.all_ports()
+    assert len(set(ports.values())) == len(ports)
+    owners = components.port_owners(config)
+    assert {owners[name] for name in ports if name.startswith("keycloak/")} == {"lb", *server.COMPONENTS}
+    for node in server.NODES:  # JGroups' failure detection listens at its port + the offset the command sets
+        fd, bind = config.keycloak_port(f"jgroups-fd-{node}"), config.keycloak_port(f"jgroups-{node}")
+        assert fd == bind + KEYCLOAK_FD_OFFSET
+        assert f"-Djgroups.fd.port-offset={KEYCLOAK_FD_OFFSET}" in server.command(config, node)
+    assert components.names(config)[-3:] == list(server.COMPONENTS)
+
+
+def test_keycloak_is_a_cluster_a_load_test_can_target(tmp_path):
+    config = keycloak_config(tmp_path)
+    assert config.clusters() == ["terracotta", KEYCLOAK_CLUSTER]
+    assert config.sp_url(KEYCLOAK_CLUSTER) == f"https://127.0.0.1:{config.keycloak_port('sp')}"
+    assert [row["backend"] for row in components.endpoints(config)] == config.clusters()
+    assert LabConfig(run_dir=tmp_path).clusters() == LabConfig(run_dir=tmp_path).backends
+
+
+def test_haproxy_accepts_the_keycloak_frontends(tmp_path):
+    config = keycloak_config(tmp_path)
+    path = haproxy.prepare(config)
+    ok, output = haproxy.validate(lab_api.find_binaries()["haproxy"], path)
+    assert ok, output
+    text = path.read_text()
+    assert "stick match req.cook(AUTH_SESSION_ID)" in text
+    assert f"port {config.keycloak_port('management-a')}" in text  # health from the management interface
+
+
+def test_postgres_lets_keycloak_in_by_password_before_the_ldap_rule(tmp_path):
+    lines = postgres.hba_text(keycloak_config(tmp_path)).splitlines()
+    rules = [line for line in lines if line.startswith("host")]
+    assert rules[0].split()[1:3] == ["keycloak", "keycloak"] and rules[0].endswith("scram-sha-256")
+    assert " ldap " in rules[1]
+    assert len([line for line in postgres.hba_text(LabConfig(run_dir=tmp_path)).splitlines()
+                if line.startswith("host")]) == 1
+
+
+def test_the_realm_federates_ldap_read_only_and_knows_the_sp_from_its_metadata():
+    document = json.loads(realm.render(
+        ldap_url="ldap://127.0.0.1:1", bind_dn="cn=idp", bind_password="secret", users_dn="ou=people",
+        signing_key="KEY", signing_cert="CERT", sp_entity_id="https://sp/shibboleth", acs_urls=["https://sp/acs"]))
+    ldap = document["components"]["org.keycloak.storage.UserStorageProvider"][0]["config"]
+    assert ldap["editMode"] == ["READ_ONLY"] and ldap["usernameLDAPAttribute"] == ["uid"]
+    client, = document["clients"]
+    assert client["clientId"] == "https://sp/shibboleth" and client["protocol"] == "saml"
+    assert client["attributes"]["saml_assertion_consumer_url_post"] == "https://sp/acs"
+    assert client["protocolMappers"][0]["config"]["attribute.name"] == realm.EPPN
+
+
+def test_no_secret_goes_on_a_keycloak_command_line(tmp_path):
+    config = keycloak_config(tmp_path)
+    for node in server.NODES:
+        command = " ".join(server.command(config, node))
+        assert "password" not in command and "bindCredential" not in command
+    assert "--import-realm" in server.command(config, "a") and "--import-realm" not in server.command(config, "b")
