@@ -29,4 +29,5 @@ PUBLIC_HOST_LAB = 27435 + SHIFT
 # helper's slot of 27700-27999.
 SIGNALS = 27250 + SHIFT
 EXTRAS = 27950 + SHIFT  # a one-cluster lab with the optional servers (postgres): base .. base+45, cluster at +500
+OIDC = 26950 + SHIFT  # panva's oidc-provider, the OpenID Provider of tests/oidc (one port)
 STORES = 27850 + SHIFT  # two bare memcached of the lab IdP's store tests (tests/lab/test_stores.py)

@@ -72,9 +72,17 @@ async function interaction(req, res) {
   return provider.interactionFinished(req, res, result, { mergeWithLastSubmission: true });
 }
 
+// Two issuers that cannot serve a login, for the preflight's errors: one whose discovery fails, one lacking
+// its token endpoint.
+const partial = JSON.stringify({ issuer: `${issuer}/partial`, authorization_endpoint: `${issuer}/auth` });
+
 const callback = provider.callback();
 http.createServer((req, res) => {
   if (req.url === '/broken/.well-known/openid-configuration') return send(res, 500, page('Error', 'broken'));
+  if (req.url === '/partial/.well-known/openid-configuration') {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    return res.end(partial);
+  }
   if (!req.url.startsWith('/interaction/')) return callback(req, res);
   return interaction(req, res).catch((error) => send(res, 400, page('Error', escape(error.message))));
 }).listen(port, '127.0.0.1', () => console.log(`oidc-provider listening on ${issuer}`));
