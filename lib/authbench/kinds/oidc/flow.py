@@ -15,7 +15,7 @@ import json
 import secrets
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qs, quote, urlencode, urlsplit
+from urllib.parse import parse_qs, quote_plus, urlencode, urlsplit
 
 from ...journeys.fastbrowser import FastBrowser, TooManyRedirects, UnsupportedURL
 from ...journeys.forms import Form, LoginFields, Page, find_login_form
@@ -106,7 +106,7 @@ class Client:
         form = [("grant_type", "authorization_code"), ("code", code), ("redirect_uri", self.redirect_uri),
                 ("code_verifier", verifier)]
         if self.auth == BASIC:
-            pair = f"{quote(self.client_id, safe='')}:{quote(self.secret, safe='')}".encode()
+            pair = f"{quote_plus(self.client_id)}:{quote_plus(self.secret)}".encode()
             return form, f"Authorization: Basic {base64.b64encode(pair).decode()}\r\n"
         form.append(("client_id", self.client_id))
         if self.auth == POST:
