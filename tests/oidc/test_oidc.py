@@ -125,3 +125,19 @@ def oidc_fields():
     from authbench.journeys.settings import login_fields
 
     return login_fields()
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--expect", "x"], "OIDC code flow cannot take --expect: it is for"),
+    (["--reuse-session"], "OIDC code flow cannot take --reuse-session: it is for"),
+    (["--client-id", ""], "an OIDC target needs --client-id"),
+    (["--client-auth", "client_secret_post"], "--client-auth client_secret_post needs the client secret"),
+    (["--scope", "profile"], "--scope 'profile' lacks openid"),
+    (["--redirect-uri", "urn:x"], "--redirect-uri 'urn:x' is not an http(s) URL"),
+])
+def test_options_refused_before_any_request(args, message, tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("AUTHBENCH_CLIENT_SECRET", raising=False)
+    code = main(["run", "--target", "oidc+http://127.0.0.1:9", *BASIC, *ACCOUNTS, *args, "--results", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and err.count("\n") == 1, err
+    assert not any(tmp_path.iterdir())

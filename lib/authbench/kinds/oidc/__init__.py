@@ -13,7 +13,7 @@ from typing import Any
 
 from ...errors import AuthbenchError
 from ..base import Capabilities, CommonOptions, Journey, Kind
-from ..common import LoginOptions, accounts, check_url, load_key, success_rule, tls_verify
+from ..common import accounts, check_url, load_key, tls_verify
 
 PREFIX = "oidc+"  # oidc+https://issuer
 SECRET_ENV = "AUTHBENCH_CLIENT_SECRET"  # where a confidential client's secret comes from by default
@@ -23,7 +23,13 @@ AUTO = "auto"  # client_secret_basic with a secret, none (a public client) witho
 
 
 @dataclass(frozen=True)
-class Options(LoginOptions):
+class Options:
+    """The login form's options (not --expect or --reuse-session: the journey ends with tokens, each one fresh)."""
+
+    login_form: str = "auto"
+    username_field: str | None = None
+    password_field: str | None = None
+    new_connection: bool = False
     client_id: str | None = None
     client_secret_file: str | None = None
     client_auth: str = AUTO
@@ -75,6 +81,7 @@ def client_secret(options: Options) -> str:
 
 
 def prepare(common: CommonOptions, options: Options) -> Journey:
+    from ...journeys.settings import login_fields
     from .flow import BASIC, NONE, Client
     from .user import OIDCSettings, OIDCUser, preflight
 
@@ -90,19 +97,12 @@ def prepare(common: CommonOptions, options: Options) -> Journey:
         raise AuthbenchError(f"--client-auth {auth} needs the client secret: set ${SECRET_ENV} or give "
                              "--client-secret-file")
     verify = tls_verify(common.ca_bundle, common.insecure)
-    rule = success_rule(options.expect, options.expect_regex, options.expect_status)
-    if not rule.empty:
-        raise AuthbenchError("an OIDC journey ends with tokens, not a page: drop --expect, --expect-regex and "
-                             "--expect-status")
-    if options.reuse_session:
-        raise AuthbenchError("OIDC journeys cannot --reuse-session yet (issue 28's next part)")
     picker, account_source = accounts(common.accounts, None)
-    from ...journeys.settings import login_fields
 
     client = Client(options.client_id, options.redirect_uri, options.scope, auth, secret)
     settings = OIDCSettings(issuer, picker, verify, common.timeout,
                             login_fields(options.login_form, options.username_field, options.password_field),
-                            False, options.new_connection, rule, common.pace, client=client,
+                            False, options.new_connection, pace=common.pace, client=client,
                             validate_id_token=options.validate_id_token, userinfo=options.userinfo)
     record = {"target": issuer, "journey": KIND.name, "flow": "authorization code + PKCE S256",
               "client_id": client.client_id, "client_auth": auth, "redirect_uri": client.redirect_uri,
