@@ -1,7 +1,7 @@
 """--validate-id-token: the ID token's signature against the provider's JWKS, and its iss, aud, exp and nonce.
 
-PyJWT does the JOSE work (a maintained library; nothing hand-made). The JWKS is fetched once per process, on
-the first token, and kept: a load generator must not ask for the keys once per login. A token signed with a
+PyJWT does the JOSE work (a maintained library; nothing hand-made). The JWKS is fetched once per process, before
+its first journey, and kept: a load generator must not ask for the keys once per login. A token signed with a
 key id the cached set lacks fails (after one refetch per process, for a provider that rotated its keys).
 """
 
@@ -24,7 +24,7 @@ class Validator:
         self.keys: jwt.PyJWKSet | None = None
         self.refetched = False
 
-    def _fetch(self, rp) -> jwt.PyJWKSet:
+    def fetch(self, rp) -> jwt.PyJWKSet:
         if not self.provider.jwks_uri:
             raise FlowFailed(DISCOVERY_ERROR, "--validate-id-token: the discovery document has no jwks_uri")
         page = rp.get(self.provider.jwks_uri, name=JWKS)
@@ -35,14 +35,14 @@ class Validator:
 
     def key(self, rp, kid: str | None) -> jwt.PyJWK:
         if self.keys is None:
-            self.keys = self._fetch(rp)
+            self.keys = self.fetch(rp)
         for _ in range(2):
             found = [key for key in self.keys.keys if kid is None or key.key_id == kid]
             if found:
                 return found[0]
             if self.refetched:
                 break
-            self.refetched, self.keys = True, self._fetch(rp)
+            self.refetched, self.keys = True, self.fetch(rp)
         raise FlowFailed(ID_TOKEN_INVALID, f"no key {kid!r} in the provider's JWKS")
 
     def validate(self, rp, id_token: str, nonce: str) -> dict:

@@ -58,6 +58,20 @@ def login_once(settings: OIDCSettings, browser: FastBrowser, rp: FastBrowser, fl
                          settings.fields, settings.validator(provider), settings.userinfo)
 
 
+def warm(settings: OIDCSettings) -> None:
+    """Discovery and the JWKS before this process's first journey is timed (a worker has not run the preflight),
+    outside the statistics; a failure here is left for the journeys to report with its reason."""
+    if settings._provider is not None and (not settings.validate_id_token or settings._validator is not None):
+        return
+    with FastBrowser(verify=settings.verify, timeout=settings.timeout, accept=JSON) as rp:
+        try:
+            validator = settings.validator(settings.provider(rp))
+            if validator is not None and validator.keys is None:
+                validator.keys = validator.fetch(rp)
+        except (oidc.FlowFailed, OSError, ValueError):
+            pass
+
+
 def browsers(settings: OIDCSettings, on_request) -> tuple[FastBrowser, FastBrowser]:
     """The user's browser (the redirect to the RP caught) and the RP's back channel."""
     return (FastBrowser(verify=settings.verify, timeout=settings.timeout, on_request=on_request,
@@ -122,6 +136,7 @@ class OIDCUser(JourneyUser):
         settings: OIDCSettings = self.run_context.settings
         self.trail = Trail()
         self.browser, self.rp = browsers(settings, self._report)
+        warm(settings)
 
     def on_stop(self) -> None:
         self.browser.close_connections()
