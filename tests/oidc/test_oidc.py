@@ -141,3 +141,10 @@ def test_options_refused_before_any_request(args, message, tmp_path, capsys, mon
     err = capsys.readouterr().err
     assert code == 2 and message in err and err.count("\n") == 1, err
     assert not any(tmp_path.iterdir())
+
+
+def test_kind_oidc_takes_the_issuer_itself(op_env, tmp_path, capsys):
+    code = main(["run", "--kind", "oidc", "--target", op_env.issuer, *BASIC, *ACCOUNTS, "--pattern", "1x2",
+                 "--warmup", "0", "--new-connection", "--results", str(tmp_path), "--run-id", "k"])
+    assert code == 0, capsys.readouterr().out
+    assert json.loads((tmp_path / "k" / "summary.json").read_text())["config"]["target"] == op_env.issuer

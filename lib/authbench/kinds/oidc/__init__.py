@@ -10,6 +10,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from ...errors import AuthbenchError
 from ..base import Capabilities, CommonOptions, Journey, Kind
@@ -111,8 +112,10 @@ def prepare(common: CommonOptions, options: Options) -> Journey:
               "timeout_s": common.timeout, "accounts": account_source, "login_form": settings.describe_fields(),
               "new_connection": options.new_connection}
     checks = " and ID token valid" if options.validate_id_token else ""
+    port = urlsplit(issuer).port or (443 if issuer.startswith("https") else 80)
     return Journey(OIDCUser, settings, record, issuer, load_key(issuer, common.lab_dir, False),
-                   lambda: preflight(settings), summary_line=f"issuer {issuer}: code flow, tokens received{checks}")
+                   lambda: preflight(settings), churn_port=port if options.new_connection else None,
+                   summary_line=f"issuer {issuer}: code flow, tokens received{checks}")
 
 
 KIND = Kind("oidc", "OIDC code flow", "oidc+https://ISSUER (or --kind oidc --target https://ISSUER)", claims,
