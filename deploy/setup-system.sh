@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the lab runs (real servers), python-ldap needs to build, and the tests use:
 # prometheus (a real server for the campaign's server-side queries) and chromium (the web UI's browser
-# tests, headless through Playwright), poppler-utils (pdftotext: the report's print test reads its PDF).
+# tests, headless through Playwright), poppler-utils (pdftotext: the report's print test reads its PDF),
+# nodejs (runs panva's oidc-provider, the OpenID Provider of tests/oidc, which `make tools` gets from npm).
 # Called by `make setup`; does nothing when everything is there.
 set -euo pipefail
 
 PACKAGES=(slapd ldap-utils memcached redis-server haproxy openssl xmlsec1 libldap2-dev libsasl2-dev prometheus
-          chromium postgresql poppler-utils)
+          chromium postgresql poppler-utils nodejs)
 # What each package provides, to tell whether it is already installed without asking dpkg by name
 # (a glob where the path holds a version: Debian's PostgreSQL server lives in /usr/lib/postgresql/<major>).
 CHECKS=(/usr/sbin/slapd /usr/bin/ldapsearch /usr/bin/memcached /usr/bin/redis-server /usr/sbin/haproxy
         /usr/bin/openssl /usr/bin/xmlsec1 /usr/include/ldap.h /usr/include/sasl/sasl.h /usr/bin/prometheus
-        /usr/bin/chromium '/usr/lib/postgresql/*/bin/postgres' /usr/bin/pdftotext)
+        /usr/bin/chromium '/usr/lib/postgresql/*/bin/postgres' /usr/bin/pdftotext
+        /usr/bin/node)
 
 missing=()
 for i in "${!PACKAGES[@]}"; do

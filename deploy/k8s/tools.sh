@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the Kubernetes tooling the chart's tests need, once, into a cache outside the clone
 # (no binary downloads are possible here: everything comes from the Go module proxy, PyPI and Debian).
-#   tools.sh static   helm, kubeconform, offline Kubernetes JSON schemas and docker compose (for `make test`)
+#   tools.sh static   helm, kubeconform, offline Kubernetes JSON schemas, docker compose and panva's oidc-provider
+#                     from npm, the OpenID Provider of tests/oidc (for `make test`)
 #   tools.sh docker   the above plus Docker and mmdebstrap from Debian (for `make test-compose`)
 #   tools.sh cluster  the above plus etcd, the Kubernetes binaries, CoreDNS, a pause binary and the
 #                     Debian packages a local cluster needs (for `make test-k8s`)
@@ -19,6 +20,7 @@ COREDNS_VERSION=v1.15.0
 SCHEMA_VERSION=1.37.0           # the Kubernetes API version the schemas describe
 KUBERNETES_VALIDATE_VERSION=1.37.0
 COMPOSE_VERSION=v5.6.0
+OIDC_PROVIDER_VERSION=9.13.3    # tests/oidc/conftest.py's VERSION
 # Where the docker CLI (Debian's and any other) looks for its plugins: compose is linked there.
 CLI_PLUGINS=/usr/local/lib/docker/cli-plugins
 # The Kubernetes module's staging repositories: a wrapper module pins each to the matching v0.x release.
@@ -69,6 +71,15 @@ if [ ! -x "$BIN/docker-compose" ]; then
 fi
 if [ "$(readlink "$CLI_PLUGINS/docker-compose" 2>/dev/null)" != "$BIN/docker-compose" ] && [ "$(id -u)" -eq 0 ]; then
   mkdir -p "$CLI_PLUGINS" && ln -sf "$BIN/docker-compose" "$CLI_PLUGINS/docker-compose"
+fi
+
+OIDC_PROVIDER=$CACHE/npm/oidc-provider-$OIDC_PROVIDER_VERSION
+if [ ! -f "$OIDC_PROVIDER/node_modules/oidc-provider/lib/index.js" ]; then
+  command -v npm >/dev/null || { say "no npm on PATH: install Node.js 20 or later with npm (Debian: apt-get install npm)"; exit 2; }
+  say "oidc-provider $OIDC_PROVIDER_VERSION from npm (the tests' OpenID Provider)"
+  mkdir -p "$OIDC_PROVIDER" && echo '{"private": true}' > "$OIDC_PROVIDER/package.json"
+  npm install --prefix "$OIDC_PROVIDER" --ignore-scripts --no-audit --no-fund --loglevel=error \
+    "oidc-provider@$OIDC_PROVIDER_VERSION" >/dev/null
 fi
 
 if [ "$MODE" = docker ] || [ "$MODE" = cluster ]; then

@@ -64,8 +64,10 @@ class FastBrowser:
 
     def __init__(self, *, verify: bool | str = True, route: Callable[[str], str] | None = None,
                  timeout: float = TIMEOUT, on_request: OnRequest | None = None, user_agent: str = USER_AGENT,
-                 max_redirects: int = MAX_REDIRECTS) -> None:
+                 max_redirects: int = MAX_REDIRECTS, catch: Callable[[str], bool] | None = None,
+                 accept: str = ACCEPT) -> None:
         self.verify = verify
+        self.catch = catch  # a redirect to a URL it accepts is returned, not followed (an RP's redirect_uri)
         self.route = route
         self.timeout = timeout
         self.on_request = on_request
@@ -74,7 +76,7 @@ class FastBrowser:
         self.history: deque[tuple[str, str, int]] = deque(maxlen=HISTORY_SIZE)  # (method, url, status)
         self._connections: dict[str, Connection] = {}  # by scheme://authority
         self._tls_sessions: dict[str, Resumable] = {}  # by origin: what a new connection resumes
-        self._fixed_head = f"User-Agent: {user_agent}\r\nAccept: {ACCEPT}\r\n"
+        self._fixed_head = f"User-Agent: {user_agent}\r\nAccept: {accept}\r\n"
 
     # -- the browser's state ----------------------------------------------------------------------
     def clear_cookies(self) -> None:
@@ -126,11 +128,13 @@ class FastBrowser:
         return self.request("POST", form.action, pairs, name=name, namer=namer)
 
     def request(self, method: str, url: str, data: dict[str, str] | list[tuple[str, str]] | str | None = None, *,
-                name: str | None = None, namer: Namer | None = None) -> Page:
+                name: str | None = None, namer: Namer | None = None, headers: str = "") -> Page:
         """Send one request and follow its redirects; every hop is reported and named.
 
         The first hop is called `name` (default: the URL without its query); later hops are named
-        by `namer` once their response is known, or inherit the name before them.
+        by `namer` once their response is known, or inherit the name before them. `headers`: extra header
+        lines ("Name: value\r\n" each) for the first hop. A redirect to a URL `catch` accepts ends the
+        request: the Page returned has that URL, the redirect's status and no text.
         """
         if data is None:
             body = b""
@@ -142,10 +146,12 @@ class FastBrowser:
         for hop in range(self.max_redirects + 1):
             sent = url if self.route is None else self.route(url)
             response, page, hop_name = self._hop(method, url, sent, body, hop_name if hop == 0 else None, namer,
-                                                 hop_name)
+                                                 hop_name, headers if hop == 0 else "")
             status = response.status
             if status in REDIRECTS and "location" in response.headers:
                 url = resolve_url(url, response.headers["location"])  # against the URL asked for, as a browser
+                if self.catch is not None and self.catch(url):
+                    return Page(url, status, "")
                 if status in (301, 302, 303) and method != "HEAD":
                     method, body = "GET", b""
                 continue
@@ -153,7 +159,7 @@ class FastBrowser:
         raise TooManyRedirects(f"more than {self.max_redirects} redirects from {_strip_query(url)}")
 
     def _hop(self, method: str, url: str, sent: str, body: bytes, name: str | None, namer: Namer | None,
-             previous: str) -> tuple[Response, Page, str]:
+             previous: str, headers: str = "") -> tuple[Response, Page, str]:
         """One request: `sent` is where it goes, `url` what the browser asked for (the same unless rerouted)."""
         scheme, authority, target = _split(sent)
         origin = scheme + "://" + authority
@@ -165,7 +171,7 @@ class FastBrowser:
             host, port = host_and_port(scheme, asked)
             path = _strip_query(asked_target)
         secure = is_secure_origin(scheme, host)
-        head = f"{method} {target} HTTP/1.1\r\nHost: {authority}\r\n{self._fixed_head}"
+        head = f"{method} {target} HTTP/1.1\r\nHost: {authority}\r\n{self._fixed_head}{headers}"
         cookie = self.cookies.header(host, path, secure)
         if cookie:
             head += f"Cookie: {cookie}\r\n"

@@ -12,11 +12,11 @@ from dataclasses import fields
 from typing import Any
 
 from ..errors import AuthbenchError
-from . import common, custom, ldap, postgres, privacyidea, saml
+from . import common, custom, ldap, oidc, postgres, privacyidea, saml
 from .base import Kind, OptionGroup
 
 # Checked in this order; SAML takes any other URL. `custom` is chosen by -f, never by a target.
-KINDS: tuple[Kind, ...] = (ldap.KIND, postgres.KIND, privacyidea.KIND, custom.KIND, saml.KIND)
+KINDS: tuple[Kind, ...] = (ldap.KIND, postgres.KIND, privacyidea.KIND, oidc.KIND, custom.KIND, saml.KIND)
 
 # Options several kinds read, defined once; then each kind's own group, in KINDS' order.
 SHARED_GROUPS = (OptionGroup("browser-like logins", common.add_login_options),

@@ -1,0 +1,150 @@
+"""The OIDC kind against a provider we did not write (panva's oidc-provider): exact patterns, an arrival rate,
+ID-token validation, the preflight's one-line errors, a replayed code, and no secret in the results."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from authbench.cli import main
+from authbench.journeys.fastbrowser import FastBrowser
+from authbench.kinds.oidc import flow as oidc
+from authbench.kinds.oidc.idtoken import Validator
+
+ACCOUNTS = ["--accounts-template", "user{000..009}"]  # the lab's rule, authbench's default: pw-{user}
+BASIC = ["--client-id", "rp-basic"]
+
+
+def run(op, tmp_path: Path, *args: str, run_id: str = "r") -> tuple[int, dict | None]:
+    code = main(["run", "--target", op.target, *args, "--results", str(tmp_path), "--run-id", run_id])
+    summary = tmp_path / run_id / "summary.json"
+    return code, json.loads(summary.read_text()) if summary.exists() else None
+
+
+def no_secret_in(folder: Path, *secrets: str) -> None:
+    for path in folder.rglob("*"):
+        if path.is_file():
+            text = path.read_text(errors="replace")
+            for secret in secrets:
+                assert secret not in text, f"{secret[:4]}… in {path}"
+            for marker in ("code_verifier", "access_token", "eyJhb", "client_secret="):  # eyJhb: a JWT's header
+                assert marker not in text, f"{marker} in {path}"
+
+
+def test_a_pattern_of_code_flows_all_ok_and_no_secret_kept(op_env, tmp_path, capsys):
+    code, summary = run(op_env, tmp_path, *BASIC, *ACCOUNTS, "--pattern", "2x5", "--warmup", "0")
+    out = capsys.readouterr().out
+    assert code == 0, out
+    (cell,) = summary["cells"]
+    assert cell["summary"]["tests"] == 10 and cell["summary"]["errors"] == 0
+    config = json.dumps(summary["config"])
+    assert '"client_auth": "client_secret_basic"' in config and '"client_id": "rp-basic"' in config
+    no_secret_in(tmp_path / "r", op_env.secret, "pw-user00")
+
+
+def test_an_arrival_rate_with_post_auth_validated_id_tokens_and_userinfo(op_env, tmp_path, capsys):
+    code, summary = run(op_env, tmp_path, "--client-id", "rp-post", "--client-auth", "client_secret_post", *ACCOUNTS,
+                        "--validate-id-token", "--userinfo", "--rate", "5/s", "--duration", "2s", "--warmup", "0")
+    assert code == 0, capsys.readouterr().out
+    (cell,) = summary["cells"]
+    assert cell["open"]["planned"] == 10 and cell["open"]["dropped"] == 0
+    assert cell["summary"]["errors"] == 0
+    no_secret_in(tmp_path / "r", op_env.secret)
+
+
+def test_a_public_client(op, tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("AUTHBENCH_CLIENT_SECRET", raising=False)
+    code, summary = run(op, tmp_path, "--client-id", "rp-public", *ACCOUNTS, "--validate-id-token",
+                        "--pattern", "1x3", "--warmup", "0")
+    assert code == 0, capsys.readouterr().out
+    assert summary["config"]["client_auth"] == "none" and summary["cells"][0]["summary"]["errors"] == 0
+
+
+def test_failures_are_kept_without_a_secret(op_env, tmp_path, capsys):
+    accounts = tmp_path / "accounts.csv"
+    accounts.write_text("user,password\n" + "".join(
+        f"user{i:03d},{'wrong-pass' if i % 2 else f'pw-user{i:03d}'}\n" for i in range(6)))
+    code, summary = run(op_env, tmp_path, *BASIC, "--accounts-csv", str(accounts), "--pattern", "1x6", "--warmup",
+                        "0", "--max-error-pct", "60")
+    assert code == 0, capsys.readouterr().out
+    (cell,) = summary["cells"]
+    assert cell["summary"]["reasons"] == {"bad credentials": 3}
+    kept = summary["failures"]["bad credentials"]["examples"]
+    assert kept and (tmp_path / "r" / kept[0]).exists()
+    no_secret_in(tmp_path / "r", op_env.secret, "wrong-pass")
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (["--password-rule", "nope-{user}"], ["at step 'OP login POST'", "bad credentials", "likely fix"]),
+    (["--client-secret-file", "SECRET_FILE"], ["at step 'OP token'", "token error: invalid_client", "client secret"]),
+    (["--redirect-uri", "http://127.0.0.1:9/not-registered"],
+     ["at step 'OP authorization'", "provider error: invalid_redirect_uri", "--redirect-uri exactly as registered"]),
+    (["--client-id", "rp-unknown"], ["provider error: invalid_client", "likely fix: register the RP"]),
+    (["TARGET", "/broken"], ["at step 'OP discovery'", "http status: no discovery document: 500"]),
+    (["TARGET", "/partial"], ["discovery error: the discovery document lacks token_endpoint", "oidc+https://ISSUER"]),
+])
+def test_preflight_failures_are_one_line_exit_2(args, words, op_env, tmp_path, capsys):
+    target = op_env.target
+    if args[0] == "TARGET":
+        target, args = target + args[1], []
+    if "SECRET_FILE" in args:
+        (tmp_path / "secret").write_text("not-the-secret\n")
+        args = [a if a != "SECRET_FILE" else str(tmp_path / "secret") for a in args]
+    code = main(["run", "--target", target, *BASIC, *ACCOUNTS, *args, "--pattern", "1x1", "--results",
+                 str(tmp_path / "results")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1, err
+    for word in words:
+        assert word in err, err
+    assert "not-the-secret" not in err and op_env.secret not in err
+
+
+def test_a_replayed_code_is_invalid_grant(op):
+    client = oidc.Client("rp-basic", op.redirect_uri, auth=oidc.BASIC, secret=op.secret)
+    with FastBrowser(catch=client.caught) as browser, FastBrowser(accept="application/json") as rp:
+        provider = oidc.discover(rp, op.issuer)
+        flow = oidc.Flow()
+        oidc.authorize(browser, flow, provider, client, "user003", "pw-user003", oidc_fields())
+        tokens = oidc.exchange(rp, flow, provider, client)
+        claims = Validator(provider, client.client_id).validate(rp, tokens.id_token, flow.nonce)
+        assert claims["sub"] == "user003"
+        with pytest.raises(oidc.FlowFailed) as replayed:
+            oidc.exchange(rp, flow, provider, client)
+        assert replayed.value.reason == oidc.TOKEN_ERROR and replayed.value.detail.startswith("invalid_grant")
+        with pytest.raises(oidc.FlowFailed) as other_nonce:
+            Validator(provider, client.client_id).validate(rp, tokens.id_token, "another nonce")
+        assert other_nonce.value.reason == oidc.ID_TOKEN_INVALID and "nonce" in other_nonce.value.detail
+        with pytest.raises(oidc.FlowFailed) as other_audience:
+            Validator(provider, "rp-post").validate(rp, tokens.id_token, flow.nonce)
+        assert other_audience.value.reason == oidc.ID_TOKEN_INVALID and "Audience" in other_audience.value.detail
+
+
+def oidc_fields():
+    from authbench.journeys.settings import login_fields
+
+    return login_fields()
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--expect", "x"], "OIDC code flow cannot take --expect: it is for"),
+    (["--reuse-session"], "OIDC code flow cannot take --reuse-session: it is for"),
+    (["--client-id", ""], "an OIDC target needs --client-id"),
+    (["--client-auth", "client_secret_post"], "--client-auth client_secret_post needs the client secret"),
+    (["--scope", "profile"], "--scope 'profile' lacks openid"),
+    (["--redirect-uri", "urn:x"], "--redirect-uri 'urn:x' is not an http(s) URL"),
+])
+def test_options_refused_before_any_request(args, message, tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("AUTHBENCH_CLIENT_SECRET", raising=False)
+    code = main(["run", "--target", "oidc+http://127.0.0.1:9", *BASIC, *ACCOUNTS, *args, "--results", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and err.count("\n") == 1, err
+    assert not any(tmp_path.iterdir())
+
+
+def test_kind_oidc_takes_the_issuer_itself(op_env, tmp_path, capsys):
+    code = main(["run", "--kind", "oidc", "--target", op_env.issuer, *BASIC, *ACCOUNTS, "--pattern", "1x2",
+                 "--warmup", "0", "--new-connection", "--results", str(tmp_path), "--run-id", "k"])
+    assert code == 0, capsys.readouterr().out
+    assert json.loads((tmp_path / "k" / "summary.json").read_text())["config"]["target"] == op_env.issuer
