@@ -119,6 +119,8 @@ def test_an_interrupted_capacity_search_keeps_its_steps_and_continues(lab_env, t
                    for line in out.splitlines())
     assert not found["searching"] and found["search_s"] > partial["search_s"]
     assert found["steps"][-1]["stage"] == "confirm"
-    assert f"{cut} #1: " in out and "maximum capacity: " in out
+    # the cut step measured again (its line may carry a remark, "(not sustained)" on a busy machine)
+    assert any(line.startswith(f"{cut} #1") and " tests, " in line for line in out.splitlines()), out
+    assert "maximum capacity: " in out
     samples = [s for s in read_samples(folder / "samples.csv") if s.phase == "measured" and s.pattern == cut]
     assert len(samples) == next(c for c in document["cells"] if c["pattern"] == cut)["open"]["planned"]  # one attempt

@@ -17,7 +17,7 @@ from ports import WEB
 
 RUN_LIMIT = 90.0  # seconds an in-process run may take
 SEARCH_FORM = {"target": "lab:stateless", "capacity": "on", "slo": "p99<2s", "start_rate": "4/s",
-               "max_rate": "200/s", "growth": "4", "precision": "50%", "step_duration": "2s", "step_warmup": "0s",
+               "max_rate": "200/s", "growth": "4", "precision": "50%", "step_duration": "1s", "step_warmup": "0s",
                "max_users": "1", "warmup": "0"}  # one journey in flight: 200/s cannot be held, 4/s can
 
 
