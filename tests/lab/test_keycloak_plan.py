@@ -112,3 +112,13 @@ def test_an_unknown_keycloak_design_is_refused(tmp_path):
     config.keycloak_design = "owners3"
     with pytest.raises(lab_api.LabError, match="--keycloak-design must be one of owners2, owners1"):
         lab_api.validate(config)
+
+
+def test_the_local_design_runs_each_node_unclustered(tmp_path):
+    config = keycloak_config(tmp_path)
+    config.keycloak_design = "local"
+    assert config.clusters()[-1] == "keycloak-local"
+    for node in server.NODES:
+        command = server.command(config, node)
+        assert "--cache=local" in command
+        assert not [option for option in command if "jgroups" in option or option.startswith("--cache-")]

@@ -40,7 +40,8 @@ BUILD_OPTIONS = ["--db=postgres", "--health-enabled=true", "--features-disabled=
 # (relative to conf/) that asks for one owner per session entry; Keycloak needs cache-config-mutate=true to accept
 # changes to its default caches.
 OWNERS1_FILE = "cache-ispn-owners1.xml"
-DESIGN_OPTIONS = {"owners2": [], "owners1": [f"--cache-config-file={OWNERS1_FILE}", "--cache-config-mutate=true"]}
+DESIGN_OPTIONS = {"owners2": [], "owners1": [f"--cache-config-file={OWNERS1_FILE}", "--cache-config-mutate=true"],
+                  "local": []}  # `--cache=local` instead of the cluster (cache_options)
 # The session caches the owners1 file names: user and client sessions (online and offline) and the login
 # conversation. Keycloak 26.7 keeps authenticationSessions, loginFailures and actionTokens at two owners or more
 # whatever the file says, and raises sessions/clientSessions to two when persistent sessions are off.
@@ -108,16 +109,24 @@ def command(config: cfg.LabConfig, node: str) -> list[str]:
         "--http-enabled=true", f"--http-host={host}", fragment(config, node),
         f"--http-management-port={config.keycloak_port(f'management-{node}')}",
         f"--hostname={lb_url(config)}", "--proxy-headers=xforwarded", f"--proxy-trusted-addresses={host}",
-        "--cache=ispn", "--cache-stack=jdbc-ping", *DESIGN_OPTIONS[config.keycloak_design],
-        f"--cache-embedded-network-bind-address={host}",
-        f"--cache-embedded-network-bind-port={config.keycloak_port(f'jgroups-{node}')}",
-        f"-Djgroups.fd.port-offset={cfg.KEYCLOAK_FD_OFFSET}",
+        *cache_options(config, node),
         f"--db-url-host={config.address('postgres')}", f"--db-url-port={config.extra_port('postgres')}",
         f"--db-url-database={DATABASE}", f"--db-username={DB_USER}",
     ]
     if node == "a":  # node A creates the realm on first start; B starts after A is ready and finds it
         options.append("--import-realm")
     return [str(home(config, node) / "bin" / "kc.sh"), *options]
+
+
+def cache_options(config: cfg.LabConfig, node: str) -> list[str]:
+    """The design's caches: local ones per node (no JGroups at all), or one embedded Infinispan cluster on
+    loopback, discovered through the database, with the design's cache file if it has one."""
+    if config.keycloak_design == "local":
+        return ["--cache=local"]
+    return ["--cache=ispn", "--cache-stack=jdbc-ping", *DESIGN_OPTIONS[config.keycloak_design],
+            f"--cache-embedded-network-bind-address={config.host}",
+            f"--cache-embedded-network-bind-port={config.keycloak_port(f'jgroups-{node}')}",
+            f"-Djgroups.fd.port-offset={cfg.KEYCLOAK_FD_OFFSET}"]
 
 
 def environment() -> dict[str, str]:
