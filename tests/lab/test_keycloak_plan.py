@@ -122,3 +122,18 @@ def test_the_local_design_runs_each_node_unclustered(tmp_path):
         command = server.command(config, node)
         assert "--cache=local" in command
         assert not [option for option in command if "jgroups" in option or option.startswith("--cache-")]
+
+
+def test_the_persistent_design_has_a_build_of_its_own(tmp_path):
+    """Persistent user sessions are a build-time feature: another option set, so another built tree in the cache,
+    while owners2, owners1 and local share one."""
+    from authbench_lab.keycloak import install
+
+    keys = {}
+    for design in ("owners2", "owners1", "local", "persistent"):
+        config = keycloak_config(tmp_path)
+        config.keycloak_design = design
+        keys[design] = install.options_key(server.build_options(config))
+    assert keys["owners2"] == keys["owners1"] == keys["local"] != keys["persistent"]
+    config.keycloak_design = "persistent"
+    assert not [option for option in server.build_options(config) if "persistent-user-sessions" in option]

@@ -26,6 +26,7 @@ EXPECTED_CLUSTER_CHECKS = {
     "keycloak-owners2": (True, True, True),
     "keycloak-owners1": (True, True, True),
     "keycloak-local": (True, False, False),  # `--cache=local` "disables clustering": like the reference `local`
+    "keycloak-persistent": (True, True, True),
 }
 
 DEFAULT_RUN_DIR = ".authbench/lab"
@@ -56,8 +57,9 @@ EXTRA_PORT_OFFSETS = {
 # One Keycloak cluster runs at a time (`lab up --with keycloak --keycloak-design NAME`), named keycloak-NAME:
 # owners2 = distributed caches, two owners per session; owners1 = a cache file asking for one owner (the 2012
 # report's memcached without replication; Keycloak 26.7 raises it back to two, see docs/keycloak.md); local =
-# no clustering (`--cache=local`), each node keeps its own sessions, HAProxy sticky on the session.
-KEYCLOAK_DESIGNS = ("owners2", "owners1", "local")
+# no clustering (`--cache=local`), each node keeps its own sessions, HAProxy sticky on the session; persistent =
+# persistent user sessions (Keycloak 26's default): every session in PostgreSQL, one owner in memory.
+KEYCLOAK_DESIGNS = ("owners2", "owners1", "local", "persistent")
 DEFAULT_KEYCLOAK_DESIGN = "owners2"
 KEYCLOAK_CLUSTERS = tuple(f"keycloak-{design}" for design in KEYCLOAK_DESIGNS)
 KEYCLOAK_CLUSTER = f"keycloak-{DEFAULT_KEYCLOAK_DESIGN}"  # the default design's cluster

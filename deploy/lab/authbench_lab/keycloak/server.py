@@ -32,16 +32,18 @@ COMPONENTS = ("keycloak-a", "keycloak-b", "keycloak-sp")
 SP = "keycloak-sp"
 DATABASE = "keycloak"  # its own database and role in the lab's PostgreSQL
 DB_USER = "keycloak"
-# Build options (`kc.sh build`): PostgreSQL, health endpoints, no persistent user sessions (both designs keep user
-# sessions in the distributed caches only). The cache options below are run-time options, so every design so far
-# shares one build.
+# Build options (`kc.sh build`): PostgreSQL, health endpoints, and but for the persistent design no persistent user
+# sessions (the others keep user sessions in memory only). The cache options below are run-time options, so
+# owners2, owners1 and local share one build; persistent has its own (the installer builds once per option set).
 BUILD_OPTIONS = ["--db=postgres", "--health-enabled=true", "--features-disabled=persistent-user-sessions"]
+PERSISTENT_BUILD_OPTIONS = ["--db=postgres", "--health-enabled=true"]  # persistent-user-sessions: on by default
 # Run-time cache options per design, beyond `--cache=ispn --cache-stack=jdbc-ping`: owners1 loads a cache file
 # (relative to conf/) that asks for one owner per session entry; Keycloak needs cache-config-mutate=true to accept
 # changes to its default caches.
 OWNERS1_FILE = "cache-ispn-owners1.xml"
 DESIGN_OPTIONS = {"owners2": [], "owners1": [f"--cache-config-file={OWNERS1_FILE}", "--cache-config-mutate=true"],
-                  "local": []}  # `--cache=local` instead of the cluster (cache_options)
+                  "local": [],  # `--cache=local` instead of the cluster (cache_options)
+                  "persistent": []}
 # The session caches the owners1 file names: user and client sessions (online and offline) and the login
 # conversation. Keycloak 26.7 keeps authenticationSessions, loginFailures and actionTokens at two owners or more
 # whatever the file says, and raises sessions/clientSessions to two when persistent sessions are off.
@@ -118,6 +120,10 @@ def command(config: cfg.LabConfig, node: str) -> list[str]:
     return [str(home(config, node) / "bin" / "kc.sh"), *options]
 
 
+def build_options(config: cfg.LabConfig) -> list[str]:
+    return PERSISTENT_BUILD_OPTIONS if config.keycloak_design == "persistent" else BUILD_OPTIONS
+
+
 def cache_options(config: cfg.LabConfig, node: str) -> list[str]:
     """The design's caches: local ones per node (no JGroups at all), or one embedded Infinispan cluster on
     loopback, discovered through the database, with the design's cache file if it has one."""
@@ -159,7 +165,7 @@ def prepare(config: cfg.LabConfig, binaries: dict[str, str], database: bool) -> 
     """The built distribution (fetched and built when missing), each node's home, node A's realm import, the SP's
     metadata, and with `database` (PostgreSQL is down) Keycloak's database, made afresh when the realm changed;
     returns what the install steps cost."""
-    built, spent = install.ensure(BUILD_OPTIONS)
+    built, spent = install.ensure(build_options(config))
     root(config).mkdir(parents=True, exist_ok=True)
     pki.ensure_secret(db_password_file(config))
     sp_metadata_file(config).parent.mkdir(parents=True, exist_ok=True)
