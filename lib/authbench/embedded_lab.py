@@ -92,9 +92,9 @@ def check_backend(config: LabConfig, name: str) -> str:
 
 def is_keycloak(name: str) -> bool:
     """Whether a lab cluster is real Keycloak (its SP knows only its own clients; no virtual SP is registered)."""
-    from authbench_lab.config import KEYCLOAK_CLUSTER
+    from authbench_lab.config import KEYCLOAK_CLUSTERS
 
-    return name == KEYCLOAK_CLUSTER
+    return name in KEYCLOAK_CLUSTERS
 
 
 def account_defaults(config: LabConfig) -> dict[str, str]:

@@ -81,3 +81,59 @@ def test_no_secret_goes_on_a_keycloak_command_line(tmp_path):
         command = " ".join(server.command(config, node))
         assert "password" not in command and "bindCredential" not in command
     assert "--import-realm" in server.command(config, "a") and "--import-realm" not in server.command(config, "b")
+
+
+def test_the_design_names_the_cluster_and_owners1_loads_its_cache_file(tmp_path):
+    """`--keycloak-design owners1` runs `lab:keycloak-owners1` on the same ports; only its run-time cache options
+    differ (the build, and so the built dist, is the owners2 design's)."""
+    owners2, owners1 = keycloak_config(tmp_path), keycloak_config(tmp_path)
+    owners1.keycloak_design = "owners1"
+    assert owners1.clusters() == ["terracotta", "keycloak-owners1"]
+    assert owners1.lb_url("keycloak-owners1") == owners2.lb_url(KEYCLOAK_CLUSTER)
+    assert server.lb_url(owners1) == server.lb_url(owners2) and server.root(owners1) != server.root(owners2)
+    extra = [option for option in server.command(owners1, "a") if option not in server.command(owners2, "a")]
+    assert extra == [f"--cache-config-file={server.OWNERS1_FILE}", "--cache-config-mutate=true"]
+    assert LabConfig.from_dict(owners1.to_dict()).keycloak_cluster == "keycloak-owners1"  # kept in lab.json
+
+
+def test_the_owners1_cache_file_asks_one_owner_for_every_session_cache():
+    from lxml import etree
+
+    document = etree.fromstring(server.owners1_cache_file().encode())
+    ns = {"i": "urn:infinispan:config:16.0"}
+    caches = {cache.get("name"): cache.get("owners")
+              for cache in document.iterfind("i:cache-container/i:distributed-cache", ns)}
+    assert caches == dict.fromkeys(server.OWNERS1_CACHES, "1")
+    assert document.find("i:cache-container/i:transport", ns) is not None  # the dist's default file keeps it
+
+
+def test_an_unknown_keycloak_design_is_refused(tmp_path):
+    config = keycloak_config(tmp_path)
+    config.keycloak_design = "owners3"
+    with pytest.raises(lab_api.LabError, match="--keycloak-design must be one of owners2, owners1"):
+        lab_api.validate(config)
+
+
+def test_the_local_design_runs_each_node_unclustered(tmp_path):
+    config = keycloak_config(tmp_path)
+    config.keycloak_design = "local"
+    assert config.clusters()[-1] == "keycloak-local"
+    for node in server.NODES:
+        command = server.command(config, node)
+        assert "--cache=local" in command
+        assert not [option for option in command if "jgroups" in option or option.startswith("--cache-")]
+
+
+def test_the_persistent_design_has_a_build_of_its_own(tmp_path):
+    """Persistent user sessions are a build-time feature: another option set, so another built tree in the cache,
+    while owners2, owners1 and local share one."""
+    from authbench_lab.keycloak import install
+
+    keys = {}
+    for design in ("owners2", "owners1", "local", "persistent"):
+        config = keycloak_config(tmp_path)
+        config.keycloak_design = design
+        keys[design] = install.options_key(server.build_options(config))
+    assert keys["owners2"] == keys["owners1"] == keys["local"] != keys["persistent"]
+    config.keycloak_design = "persistent"
+    assert not [option for option in server.build_options(config) if "persistent-user-sessions" in option]

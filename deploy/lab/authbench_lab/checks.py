@@ -57,6 +57,9 @@ def validate(config: cfg.LabConfig) -> None:
     parse_extras(",".join(config.extras))
     if "keycloak" in config.extras and "postgres" not in config.extras:
         raise LabError("keycloak needs the lab's PostgreSQL: start the lab with --with postgres,keycloak")
+    if config.keycloak_design not in cfg.KEYCLOAK_DESIGNS:
+        raise LabError(f"--keycloak-design must be one of {', '.join(cfg.KEYCLOAK_DESIGNS)}, "
+                       f"got {config.keycloak_design!r}")
     if not _COOKIE_PATH.fullmatch(config.idp_cookie_path):
         raise LabError(f"--idp-cookie-path must be a URL path starting with / (like / or /idp), "
                        f"got {config.idp_cookie_path!r}")

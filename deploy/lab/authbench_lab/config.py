@@ -21,6 +21,12 @@ EXPECTED_CLUSTER_CHECKS = {
     "repcached": (True, True, False),
     "stateless": (True, True, False),
     "local": (True, False, False),
+    # Real Keycloak (docs/keycloak.md): user sessions and login conversations sit in distributed caches that any
+    # node reads ("Configuring distributed caches"), so both designs expect ○ ○ ○; measured so on 2026-11-25.
+    "keycloak-owners2": (True, True, True),
+    "keycloak-owners1": (True, True, True),
+    "keycloak-local": (True, False, False),  # `--cache=local` "disables clustering": like the reference `local`
+    "keycloak-persistent": (True, True, True),
 }
 
 DEFAULT_RUN_DIR = ".authbench/lab"
@@ -48,7 +54,15 @@ EXTRA_PORT_OFFSETS = {
     "privacyidea": 45,  # privacyIDEA's HTTP API (gunicorn), its realm resolving users in slapd
 }
 # Real Keycloak (`--with keycloak`): a two-node cluster behind HAProxy and an SP of its own, at base + offset.
-KEYCLOAK_CLUSTER = "keycloak-owners2"  # the design it runs: distributed caches, two owners per entry
+# One Keycloak cluster runs at a time (`lab up --with keycloak --keycloak-design NAME`), named keycloak-NAME:
+# owners2 = distributed caches, two owners per session; owners1 = a cache file asking for one owner (the 2012
+# report's memcached without replication; Keycloak 26.7 raises it back to two, see docs/keycloak.md); local =
+# no clustering (`--cache=local`), each node keeps its own sessions, HAProxy sticky on the session; persistent =
+# persistent user sessions (Keycloak 26's default): every session in PostgreSQL, one owner in memory.
+KEYCLOAK_DESIGNS = ("owners2", "owners1", "local", "persistent")
+DEFAULT_KEYCLOAK_DESIGN = "owners2"
+KEYCLOAK_CLUSTERS = tuple(f"keycloak-{design}" for design in KEYCLOAK_DESIGNS)
+KEYCLOAK_CLUSTER = f"keycloak-{DEFAULT_KEYCLOAK_DESIGN}"  # the default design's cluster
 KEYCLOAK_PORT_OFFSETS = {
     "lb": 50,  # https (HAProxy), balanced over both nodes
     "node-a": 51,  # https, node A only
@@ -111,6 +125,7 @@ class LabConfig:
     idp_cookie_path: str = DEFAULT_IDP_COOKIE_PATH  # the Path of the IdP nodes' JSESSIONID and session cookies
     extras: list[str] = field(default_factory=list)  # of EXTRAS, in that order
     privacyidea_cache: int = 0  # seconds privacyIDEA keeps resolved users (its UserCacheExpiration); 0 = off
+    keycloak_design: str = DEFAULT_KEYCLOAK_DESIGN  # of KEYCLOAK_DESIGNS: the Keycloak cluster `--with keycloak` runs
     # Where a component is reached when it runs on another host (one container each under compose):
     # component name (a SHARED_PORT_OFFSETS or CLUSTER_PORT_OFFSETS key) -> host name; default `host`.
     hosts: dict[str, str] = field(default_factory=dict)
@@ -130,7 +145,7 @@ class LabConfig:
 
     def cluster_port(self, backend: str, name: str) -> int:
         """A cluster's port; Keycloak's cluster (`--with keycloak`) answers to the same names (lb, node-a, sp)."""
-        if backend == KEYCLOAK_CLUSTER:
+        if backend == self.keycloak_cluster:
             return self.keycloak_port(name)
         return self.base_port + 100 * (BACKENDS.index(backend) + 1) + CLUSTER_PORT_OFFSETS[name]
 
@@ -147,7 +162,12 @@ class LabConfig:
 
     def clusters(self) -> list[str]:
         """Every SAML cluster a load test may target: the backends, and Keycloak's when it runs."""
-        return [*self.backends, *([KEYCLOAK_CLUSTER] if "keycloak" in self.extras else [])]
+        return [*self.backends, *([self.keycloak_cluster] if "keycloak" in self.extras else [])]
+
+    @property
+    def keycloak_cluster(self) -> str:
+        """The name of the Keycloak cluster this lab runs (`lab:keycloak-owners2`, …)."""
+        return f"keycloak-{self.keycloak_design}"
 
     def address(self, component: str) -> str:
         """The host a component is reached at by the others."""

@@ -39,6 +39,7 @@ def _lab_up(args: argparse.Namespace) -> int:
         stickiness=args.stickiness, client_storage=not args.no_client_storage, workers=args.workers,
         threads=args.threads, idp_cookie_path=args.idp_cookie_path, public_host=args.public_host or "",
         listen=args.listen or "", extras=extras, privacyidea_cache=_cache_seconds(args.privacyidea_cache),
+        keycloak_design=args.keycloak_design,
     )
     result = lab_call(lab.up, lab_config)
     seed = result["seed"]
@@ -200,6 +201,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                     "0.0.0.0 inside a container")
     up.add_argument("--with", dest="with_extras", action="append", default=[], metavar="NAME",
                     help=f"also start an optional server: {', '.join(config.EXTRAS)} (comma list or repeated)")
+    up.add_argument("--keycloak-design", choices=config.KEYCLOAK_DESIGNS, default=config.DEFAULT_KEYCLOAK_DESIGN,
+                    help="which Keycloak cluster --with keycloak runs, as lab:keycloak-DESIGN (default "
+                    f"{config.DEFAULT_KEYCLOAK_DESIGN}; docs/keycloak.md)")
     up.add_argument("--privacyidea-cache", default="off", metavar="SECONDS|off",
                     help="how long privacyIDEA keeps resolved users in its user cache (default off)")
     up.set_defaults(handler=_lab_up)

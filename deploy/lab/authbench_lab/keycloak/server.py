@@ -32,9 +32,22 @@ COMPONENTS = ("keycloak-a", "keycloak-b", "keycloak-sp")
 SP = "keycloak-sp"
 DATABASE = "keycloak"  # its own database and role in the lab's PostgreSQL
 DB_USER = "keycloak"
-# Build options (`kc.sh build`): PostgreSQL, health endpoints, no persistent user sessions (the owners=2 design
-# keeps user sessions in the distributed caches only).
+# Build options (`kc.sh build`): PostgreSQL, health endpoints, and but for the persistent design no persistent user
+# sessions (the others keep user sessions in memory only). The cache options below are run-time options, so
+# owners2, owners1 and local share one build; persistent has its own (the installer builds once per option set).
 BUILD_OPTIONS = ["--db=postgres", "--health-enabled=true", "--features-disabled=persistent-user-sessions"]
+PERSISTENT_BUILD_OPTIONS = ["--db=postgres", "--health-enabled=true"]  # persistent-user-sessions: on by default
+# Run-time cache options per design, beyond `--cache=ispn --cache-stack=jdbc-ping`: owners1 loads a cache file
+# (relative to conf/) that asks for one owner per session entry; Keycloak needs cache-config-mutate=true to accept
+# changes to its default caches.
+OWNERS1_FILE = "cache-ispn-owners1.xml"
+DESIGN_OPTIONS = {"owners2": [], "owners1": [f"--cache-config-file={OWNERS1_FILE}", "--cache-config-mutate=true"],
+                  "local": [],  # `--cache=local` instead of the cluster (cache_options)
+                  "persistent": []}
+# The session caches the owners1 file names: user and client sessions (online and offline) and the login
+# conversation. Keycloak 26.7 keeps authenticationSessions, loginFailures and actionTokens at two owners or more
+# whatever the file says, and raises sessions/clientSessions to two when persistent sessions are off.
+OWNERS1_CACHES = ("sessions", "clientSessions", "offlineSessions", "offlineClientSessions", "authenticationSessions")
 HEAP = "-Xms256m -Xmx512m"  # per JVM: two nodes and the lab share a small machine
 HEALTH_PATH = "/health/ready"
 HEALTH_TIMEOUT = 300.0  # a cold JVM on two busy cores, the database schema and the realm import on node A
@@ -46,7 +59,7 @@ SP_ACS_PATH = "/Shibboleth.sso/SAML2/POST"  # the lab SP's (sp/app.py ACS_PATH)
 
 def root(config: cfg.LabConfig) -> Path:
     """The cluster's own files, beside the reference IdP clusters': signing pair, database password."""
-    return config.cluster_dir(cfg.KEYCLOAK_CLUSTER)
+    return config.cluster_dir(config.keycloak_cluster)
 
 
 def db_password_file(config: cfg.LabConfig) -> Path:
@@ -58,7 +71,7 @@ def home(config: cfg.LabConfig, node: str) -> Path:
 
 
 def lb_url(config: cfg.LabConfig) -> str:
-    return config.lb_url(cfg.KEYCLOAK_CLUSTER)
+    return config.lb_url(config.keycloak_cluster)
 
 
 def realm_url(config: cfg.LabConfig) -> str:
@@ -66,7 +79,7 @@ def realm_url(config: cfg.LabConfig) -> str:
 
 
 def sp_url(config: cfg.LabConfig) -> str:
-    return config.sp_url(cfg.KEYCLOAK_CLUSTER)
+    return config.sp_url(config.keycloak_cluster)
 
 
 def sp_entity_id(config: cfg.LabConfig) -> str:
@@ -82,7 +95,7 @@ def idp_metadata_file(config: cfg.LabConfig) -> Path:
 
 
 def node_url(config: cfg.LabConfig, node: str) -> str:
-    return config.node_url(cfg.KEYCLOAK_CLUSTER, node)
+    return config.node_url(config.keycloak_cluster, node)
 
 
 def fragment(config: cfg.LabConfig, node: str) -> str:
@@ -98,16 +111,28 @@ def command(config: cfg.LabConfig, node: str) -> list[str]:
         "--http-enabled=true", f"--http-host={host}", fragment(config, node),
         f"--http-management-port={config.keycloak_port(f'management-{node}')}",
         f"--hostname={lb_url(config)}", "--proxy-headers=xforwarded", f"--proxy-trusted-addresses={host}",
-        "--cache=ispn", "--cache-stack=jdbc-ping",
-        f"--cache-embedded-network-bind-address={host}",
-        f"--cache-embedded-network-bind-port={config.keycloak_port(f'jgroups-{node}')}",
-        f"-Djgroups.fd.port-offset={cfg.KEYCLOAK_FD_OFFSET}",
+        *cache_options(config, node),
         f"--db-url-host={config.address('postgres')}", f"--db-url-port={config.extra_port('postgres')}",
         f"--db-url-database={DATABASE}", f"--db-username={DB_USER}",
     ]
     if node == "a":  # node A creates the realm on first start; B starts after A is ready and finds it
         options.append("--import-realm")
     return [str(home(config, node) / "bin" / "kc.sh"), *options]
+
+
+def build_options(config: cfg.LabConfig) -> list[str]:
+    return PERSISTENT_BUILD_OPTIONS if config.keycloak_design == "persistent" else BUILD_OPTIONS
+
+
+def cache_options(config: cfg.LabConfig, node: str) -> list[str]:
+    """The design's caches: local ones per node (no JGroups at all), or one embedded Infinispan cluster on
+    loopback, discovered through the database, with the design's cache file if it has one."""
+    if config.keycloak_design == "local":
+        return ["--cache=local"]
+    return ["--cache=ispn", "--cache-stack=jdbc-ping", *DESIGN_OPTIONS[config.keycloak_design],
+            f"--cache-embedded-network-bind-address={config.host}",
+            f"--cache-embedded-network-bind-port={config.keycloak_port(f'jgroups-{node}')}",
+            f"-Djgroups.fd.port-offset={cfg.KEYCLOAK_FD_OFFSET}"]
 
 
 def environment() -> dict[str, str]:
@@ -140,7 +165,7 @@ def prepare(config: cfg.LabConfig, binaries: dict[str, str], database: bool) -> 
     """The built distribution (fetched and built when missing), each node's home, node A's realm import, the SP's
     metadata, and with `database` (PostgreSQL is down) Keycloak's database, made afresh when the realm changed;
     returns what the install steps cost."""
-    built, spent = install.ensure(BUILD_OPTIONS)
+    built, spent = install.ensure(build_options(config))
     root(config).mkdir(parents=True, exist_ok=True)
     pki.ensure_secret(db_password_file(config))
     sp_metadata_file(config).parent.mkdir(parents=True, exist_ok=True)
@@ -148,6 +173,7 @@ def prepare(config: cfg.LabConfig, binaries: dict[str, str], database: bool) -> 
     sp_metadata_file(config).write_bytes(sp_metadata(sp_entity_id(config), acs))
     for node in NODES:
         node_home = install.node_home(built, home(config, node))
+        (node_home / "conf" / OWNERS1_FILE).write_text(owners1_cache_file())
         _write_private(node_home / "conf" / "keycloak.conf",
                        f"# written by authbench lab\ndb-password={pki.read_secret(db_password_file(config))}\n")
     realm_text = realm_json(config)
@@ -156,6 +182,20 @@ def prepare(config: cfg.LabConfig, binaries: dict[str, str], database: bool) -> 
         postgres.service_database(config, binaries, DATABASE, pki.read_secret(db_password_file(config)),
                                   hashlib.sha256(realm_text.encode()).hexdigest()[:16])
     return spent
+
+
+def owners1_cache_file() -> str:
+    """Keycloak's default cache file (conf/cache-ispn.xml of the dist: the container and its transport) plus one
+    distributed cache per session cache with owners="1"; Keycloak adds the rest of each cache's defaults."""
+    caches = "".join(f'        <distributed-cache name="{name}" owners="1"/>\n' for name in OWNERS1_CACHES)
+    return ('<?xml version="1.0" encoding="UTF-8"?>\n'
+            '<!-- written by authbench lab: the keycloak-owners1 design (docs/keycloak.md) -->\n'
+            '<infinispan xmlns="urn:infinispan:config:16.0">\n'
+            '    <cache-container name="keycloak">\n'
+            '        <transport lock-timeout="60000"/>\n'
+            f'{caches}'
+            '    </cache-container>\n'
+            '</infinispan>\n')
 
 
 def realm_json(config: cfg.LabConfig) -> str:
