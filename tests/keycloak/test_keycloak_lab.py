@@ -109,7 +109,9 @@ def test_a_fault_plan_stops_a_node_and_owners2_loses_no_sso_session(kc_lab, tmp_
     fault = cell["failover"]["faults"][0]
     assert fault["fault"] == "at=5s stop keycloak-b" and fault["logged_in_users"] > 0
     assert fault["test4"] == "○" and fault["reauthenticated_users"] == 0, fault
-    assert cell["summary"]["tests"] == 100 and cell["summary"]["errors"] == 0, cell["summary"]
+    # A journey under way on node B when it stops may end in an HTTP error (at most one per user in flight); the
+    # users still keep their sessions (○ above: their last journeys got SSO).
+    assert cell["summary"]["tests"] == 100 and cell["summary"]["errors"] <= 4, cell["summary"]
     assert rows(kc_lab)["keycloak-b"]["healthy"]  # the plan started it again
 
 
