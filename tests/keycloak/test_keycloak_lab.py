@@ -12,6 +12,7 @@ import time
 
 import psutil
 import pytest
+from kc_kit import USERS, design_lab, node_stop_run
 
 from authbench.cli import main
 from authbench_lab import lab as lab_api
@@ -19,24 +20,13 @@ from authbench_lab import processes, slapd
 from authbench_lab.config import KEYCLOAK_CLUSTER, LabConfig
 from authbench_lab.keycloak import server as keycloak
 
-from ports import KEYCLOAK as KEYCLOAK_BASE_PORT
-
-USERS = 50
 CLUSTER_VIEW = re.compile(r"ISPN000094: Received new cluster view .*\(2\) \[")  # both nodes are members
 
 
 @pytest.fixture(scope="module")
 def kc_lab(tmp_path_factory: pytest.TempPathFactory):
-    config = LabConfig(run_dir=tmp_path_factory.mktemp("keycloak-lab"), base_port=KEYCLOAK_BASE_PORT,
-                       backends=["terracotta"], users=USERS, extras=["postgres", "keycloak"])
-    began = time.perf_counter()
-    try:
-        result = lab_api.up(config)
-        print(f"\nlab up --with keycloak: {time.perf_counter() - began:.1f} s; "
-              f"install steps that ran: {result['state'].get('keycloak_install') or 'none (cached)'}")
+    with design_lab(tmp_path_factory) as config:
         yield config
-    finally:
-        lab_api.down(config.run_dir)
 
 
 def rows(config: LabConfig) -> dict[str, dict]:
@@ -100,13 +90,8 @@ def test_a_virtual_sp_on_keycloak_is_refused_in_one_line(kc_lab, tmp_path, capsy
 
 def test_a_fault_plan_stops_a_node_and_owners2_loses_no_sso_session(kc_lab, tmp_path, capsys):
     """Test 4 on real Keycloak: returning users keep single sign-on while node B is down (two owners per session)."""
-    code = main(["run", "--target", f"lab:{KEYCLOAK_CLUSTER}", "--pattern", "4x25", "--warmup", "0",
-                 "--reuse-session", "--fault", "at=5s stop keycloak-b; at=15s start keycloak-b",
-                 "--lab-dir", str(kc_lab.run_dir), "--results", str(tmp_path), "--run-id", "t4"])
-    captured = capsys.readouterr()
-    assert code == 0, captured.out + captured.err
-    cell = json.loads((tmp_path / "t4" / "summary.json").read_text())["cells"][0]
-    fault = cell["failover"]["faults"][0]
+    code, out, cell, fault = node_stop_run(kc_lab, KEYCLOAK_CLUSTER, tmp_path, capsys)
+    assert code == 0, out
     assert fault["fault"] == "at=5s stop keycloak-b" and fault["logged_in_users"] > 0
     assert fault["test4"] == "○" and fault["reauthenticated_users"] == 0, fault
     # A journey under way on node B when it stops may end in an HTTP error (at most one per user in flight); the

@@ -11,20 +11,15 @@ from __future__ import annotations
 
 import json
 import re
-import time
 
 import psutil
 import pytest
+from kc_kit import assert_down_leaves_nothing, cluster_check_marks, design_lab, node_stop_run
 
-from authbench.cli import main
 from authbench_lab import lab as lab_api
-from authbench_lab import processes
-from authbench_lab.config import EXPECTED_CLUSTER_CHECKS, LabConfig
+from authbench_lab.config import EXPECTED_CLUSTER_CHECKS
 from authbench_lab.keycloak import server as keycloak
 
-from ports import KEYCLOAK as KEYCLOAK_BASE_PORT
-
-USERS = 50
 CLUSTER = "keycloak-owners1"
 RAISED = {  # cache -> the line of node A's log that shows Keycloak overriding owners="1"
     "sessions": re.compile(r"number of owners set to default value 1 for cache sessions .*num_owners=2"),
@@ -36,16 +31,8 @@ RAISED = {  # cache -> the line of node A's log that shows Keycloak overriding o
 
 @pytest.fixture(scope="module")
 def owners1_lab(tmp_path_factory: pytest.TempPathFactory):
-    config = LabConfig(run_dir=tmp_path_factory.mktemp("keycloak-owners1"), base_port=KEYCLOAK_BASE_PORT,
-                       backends=["terracotta"], users=USERS, extras=["postgres", "keycloak"],
-                       keycloak_design="owners1")
-    began = time.perf_counter()
-    try:
-        lab_api.up(config)
-        print(f"\nlab up --with keycloak --keycloak-design owners1: {time.perf_counter() - began:.1f} s")
+    with design_lab(tmp_path_factory, "owners1") as config:
         yield config
-    finally:
-        lab_api.down(config.run_dir)
 
 
 def test_the_nodes_load_the_owners1_file_and_keycloak_raises_the_session_caches_to_two(owners1_lab):
@@ -60,22 +47,14 @@ def test_the_nodes_load_the_owners1_file_and_keycloak_raises_the_session_caches_
 
 
 def test_the_2012_cluster_checks_on_owners1(owners1_lab, capsys):
-    code = main(["check-cluster", "--target", f"lab:{CLUSTER}", "--lab-dir", str(owners1_lab.run_dir)])
-    out = capsys.readouterr().out
-    assert code == 0, out
-    marks = [line.split()[2] == "○" for line in out.splitlines() if line.startswith("Test ")]
-    assert tuple(marks) == EXPECTED_CLUSTER_CHECKS[CLUSTER], out
+    marks, out = cluster_check_marks(owners1_lab, CLUSTER, capsys)
+    assert marks == EXPECTED_CLUSTER_CHECKS[CLUSTER], out
 
 
 def test_a_node_stop_loses_no_session_because_keycloak_keeps_two_owners(owners1_lab, tmp_path, capsys):
     """Test 4 as for owners2 (returning users, node B stopped at 5 s): what memcached lost, Keycloak keeps."""
-    code = main(["run", "--target", f"lab:{CLUSTER}", "--pattern", "4x25", "--warmup", "0",
-                 "--reuse-session", "--fault", "at=5s stop keycloak-b; at=15s start keycloak-b",
-                 "--lab-dir", str(owners1_lab.run_dir), "--results", str(tmp_path), "--run-id", "t4"])
-    captured = capsys.readouterr()
-    assert code == 0, captured.out + captured.err
-    cell = json.loads((tmp_path / "t4" / "summary.json").read_text())["cells"][0]
-    fault = cell["failover"]["faults"][0]
+    code, out, cell, fault = node_stop_run(owners1_lab, CLUSTER, tmp_path, capsys)
+    assert code == 0, out
     print(f"\nowners1 Test 4: {json.dumps(fault)}")
     assert fault["fault"] == "at=5s stop keycloak-b" and fault["logged_in_users"] > 0
     assert fault["test4"] == "○" and fault["reauthenticated_users"] == 0, fault
@@ -83,7 +62,4 @@ def test_a_node_stop_loses_no_session_because_keycloak_keeps_two_owners(owners1_
 
 
 def test_down_leaves_no_owners1_process_or_port(owners1_lab):
-    lab_api.down(owners1_lab.run_dir)
-    assert not [proc.info for proc in psutil.process_iter(["pid", "cmdline"])
-                if str(owners1_lab.run_dir) in " ".join(proc.info["cmdline"] or [])]
-    assert all(processes.port_is_free(port) for port in owners1_lab.all_ports().values())
+    assert_down_leaves_nothing(owners1_lab)
