@@ -72,3 +72,15 @@ def ui_page(base: str, height: int = 1000, step_ms: int = STEP_LIMIT_MS) -> Iter
             yield browser, page
         finally:
             browser.close()
+
+
+def start_declined(page, timeout_ms: int = STEP_LIMIT_MS) -> str:
+    """Click Start on a plan long enough to be confirmed first, decline, and return what the page asked."""
+    asked: list[str] = []
+    page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.dismiss()))
+    page.click("#start")
+    deadline = time.monotonic() + timeout_ms / 1000
+    while not asked:
+        assert time.monotonic() < deadline, "Start asked for no confirmation"
+        page.wait_for_timeout(50)
+    return asked[0]

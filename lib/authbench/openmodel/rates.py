@@ -42,6 +42,16 @@ def format_rate(rate: float) -> str:
     return f"{rate:.4g}/s"
 
 
+def slo_check_text(check: dict) -> str:
+    """One SLO term's result as words (runner.slo_checks): 'p99 31.2 ms < 40 ms', 'errors 2.10% ≥ 1%'."""
+    if check["value"] is None:
+        return f"{check['metric']}: no successful journey"
+    side = "<" if check["met"] else "≥"
+    if check["unit"] == "%":
+        return f"{check['metric']} {check['value']:.2f}% {side} {check['limit']:g}%"
+    return f"{check['metric']} {check['value']:.1f} ms {side} {check['limit']:g} ms"
+
+
 @dataclass(frozen=True)
 class Level:
     """One arrival rate held for a duration after its own warm-up (a cell, like a pattern)."""

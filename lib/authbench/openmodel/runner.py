@@ -23,7 +23,7 @@ from . import capacity
 from .cooldown import cool_down, idle_latency
 from .distributed import run_on_workers
 from .driver import LevelDriver, LevelOutcome
-from .rates import SLO, Level, LevelPlan, format_rate
+from .rates import SLO, Level, LevelPlan, format_rate, slo_check_text
 
 SUSTAINED_SHARE = 0.98  # a level below this share of its scheduled rate is not sustained
 CAPACITY_PREFIX = "max"
@@ -62,17 +62,7 @@ def slo_checks(slo: SLO | None, outcome: LevelOutcome) -> list[dict[str, Any]]:
 
 def slo_failures(checks: list[dict[str, Any]]) -> list[str]:
     """The SLO terms a level broke, as words (empty when it met them all)."""
-    failures = []
-    for check in checks:
-        if check["met"]:
-            continue
-        if check["value"] is None:
-            failures.append(f"{check['metric']}: no successful journey")
-        elif check["unit"] == "%":
-            failures.append(f"errors {check['value']:.2f}% ≥ {check['limit']:g}%")
-        else:
-            failures.append(f"{check['metric']} {check['value']:.1f} ms ≥ {check['limit']:g} ms")
-    return failures
+    return [slo_check_text(check) for check in checks if not check["met"]]
 
 
 def describe(outcome: LevelOutcome, slo: SLO | None) -> dict[str, Any]:

@@ -17,11 +17,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..openmodel.rates import format_rate, slo_check_text
 from .table import degraded_text, run_label
 
 PASS, FAIL, INFO = "✓", "✗", "·"  # a check with no criterion to judge it by (no --max-error-pct) is INFO
 TEST4_PASS = "○"  # Test 4 keeps the 2012 report's marks: ○ none lost, △ some, × all, - not measured
-RATE_DIGITS = 4  # significant digits of a rate (/s)
 
 Check = dict[str, Any]
 
@@ -67,7 +67,7 @@ def _label(cell: dict[str, Any]) -> str:
 
 
 def _rate(value: float | None) -> str:
-    return "-" if value is None else f"{value:.{RATE_DIGITS}g}/s"
+    return "-" if value is None else format_rate(value)
 
 
 def _slo(levels: list[dict[str, Any]]) -> list[Check]:
@@ -77,20 +77,11 @@ def _slo(levels: list[dict[str, Any]]) -> list[Check]:
         if not record.get("slo"):
             continue
         terms = record.get("slo_checks")
-        figure = "; ".join(_term(t) for t in terms) if terms else "; ".join(record.get("slo_failures") or ["met"])
+        words = [slo_check_text(t) for t in terms] if terms else record.get("slo_failures") or ["met"]
+        figure = "; ".join(words)
         out.append(_check("slo", f"SLO {record['slo']} at {_label(cell)}", bool(record.get("slo_met")), figure,
                           level=_label(cell)))
     return out
-
-
-def _term(term: dict[str, Any]) -> str:
-    """'p99 31.2 ms < 40 ms' or 'errors 2.10% ≥ 1%': the figure, the side of the limit it fell on, the limit."""
-    if term["value"] is None:
-        return f"{term['metric']}: no successful journey"
-    side = "<" if term["met"] else "≥"
-    if term["unit"] == "%":
-        return f"{term['metric']} {term['value']:.2f}% {side} {term['limit']:g}%"
-    return f"{term['metric']} {term['value']:.1f} ms {side} {term['limit']:g} ms"
 
 
 def _sustained(levels: list[dict[str, Any]]) -> list[Check]:

@@ -15,6 +15,7 @@ from ..openmodel import capacity
 from ..openmodel.rates import Level, LevelPlan, format_rate
 from ..openmodel.runner import CAPACITY_PREFIX, judged, slo_checks, slo_failures
 from ..results.table import degraded_text
+from .fields import name_fields
 
 
 def _step_of(label: str) -> str:
@@ -122,8 +123,7 @@ class OpenView:
         lines = [line for line in format_capacity(self.found).splitlines() if line and not line.startswith("steps:")]
         return {"rate": self.found.get("answer"), "confirmed": bool(self.found.get("confirmed")),
                 "text": lines[0].removeprefix("maximum capacity: ") if lines else "",
-                "notes": [line.replace("--max-rate", "Max rate").replace("--step-duration", "Step duration")
-                          .replace("--precision", "Precision") for line in lines[1:]],
+                "notes": [name_fields(line) for line in lines[1:]],
                 "rate_text": format_rate(self.found["answer"]) if self.found.get("answer") else None}
 
     def progress(self, now: float, running_state: bool) -> dict[str, Any]:
