@@ -59,6 +59,8 @@ TABLE = [
     ([*RUN, "--password-file", "{tmp}/empty.pw"], 2, "is empty: an empty password logs nobody in"),
     ([*COMPARE, "--backends", ""], 2, "unknown backend ''"),
     (["lab", "up", "--run-dir", "{tmp}/afile"], 2, "is a file, not a folder"),
+    (["lab", "up", "--run-dir", "{tmp}/kc", "--keycloak-design", "owners1"], 2,
+     "--keycloak-design owners1 needs --with keycloak"),
     ([*COMPARE, "--lab-dir", "{tmp}/afile"], 2, "is a file, not a folder"),
     (["sp-metadata", "--entity-id", ""], 2, "--entity-id '': give a URI"),
     (["sp-metadata", "--acs", "javascript:alert(1)"], 2, "--acs 'javascript:alert(1)' is not an http(s) URL"),

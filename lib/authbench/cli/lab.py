@@ -34,12 +34,15 @@ def _lab_up(args: argparse.Namespace) -> int:
 
     backends = lab_call(lab.parse_backends, args.backend)
     extras = lab_call(lab.parse_extras, ",".join(args.with_extras))
+    if args.keycloak_design and "keycloak" not in extras:  # refused, not a whole lab started without its Keycloak
+        raise AuthbenchError(f"--keycloak-design {args.keycloak_design} needs --with keycloak: add it, or drop "
+                             "--keycloak-design")
     lab_config = config.LabConfig(
         run_dir=args.lab_dir, base_port=args.base_port, backends=backends, users=args.users,
         stickiness=args.stickiness, client_storage=not args.no_client_storage, workers=args.workers,
         threads=args.threads, idp_cookie_path=args.idp_cookie_path, public_host=args.public_host or "",
         listen=args.listen or "", extras=extras, privacyidea_cache=_cache_seconds(args.privacyidea_cache),
-        keycloak_design=args.keycloak_design,
+        keycloak_design=args.keycloak_design or config.DEFAULT_KEYCLOAK_DESIGN,
     )
     result = lab_call(lab.up, lab_config)
     seed = result["seed"]
@@ -201,7 +204,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                     "0.0.0.0 inside a container")
     up.add_argument("--with", dest="with_extras", action="append", default=[], metavar="NAME",
                     help=f"also start an optional server: {', '.join(config.EXTRAS)} (comma list or repeated)")
-    up.add_argument("--keycloak-design", choices=config.KEYCLOAK_DESIGNS, default=config.DEFAULT_KEYCLOAK_DESIGN,
+    up.add_argument("--keycloak-design", choices=config.KEYCLOAK_DESIGNS,
                     help="which Keycloak cluster --with keycloak runs, as lab:keycloak-DESIGN (default "
                     f"{config.DEFAULT_KEYCLOAK_DESIGN}; docs/keycloak.md)")
     up.add_argument("--privacyidea-cache", default="off", metavar="SECONDS|off",
