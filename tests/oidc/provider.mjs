@@ -82,10 +82,10 @@ async function interaction(req, res) {
 }
 
 // Issuers for the preflight's errors: one whose discovery fails, one lacking its token endpoint, and one
-// with only the code flow's endpoints (no introspection, no end session).
+// with only the code flow's endpoints and grant (no introspection, no end session, no refresh).
 const partial = JSON.stringify({ issuer: `${issuer}/partial`, authorization_endpoint: `${issuer}/auth` });
 const bare = JSON.stringify({ issuer: `${issuer}/bare`, authorization_endpoint: `${issuer}/auth`,
-  token_endpoint: `${issuer}/token` });
+  token_endpoint: `${issuer}/token`, grant_types_supported: ['authorization_code'] });
 
 const callback = provider.callback();
 http.createServer((req, res) => {

@@ -68,6 +68,7 @@ def test_a_rotated_refresh_token_is_kept(op):
      ["--grant logout:", "discovery error: the discovery document lacks end_session_endpoint, which --grant logout "
       "needs", "turn the endpoint on at the provider"]),
     (["--grant", "introspection", "TARGET", "/bare"], ["lacks introspection_endpoint"]),
+    (["--grant", "refresh", "TARGET", "/bare"], ["grant_types_supported lacks refresh_token"]),
     (["--grant", "client-credentials", "--client-id", "rp-unknown"],
      ["client rp-unknown failed at step 'OP token (client credentials)'", "token error: invalid_client"]),
     (["--grant", "refresh", "--client-secret-file", "SECRET_FILE"],

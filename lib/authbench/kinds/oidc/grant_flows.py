@@ -61,6 +61,12 @@ class Endpoints:
         return cls(str(document.get("introspection_endpoint") or ""), str(document.get("end_session_endpoint") or ""),
                    tuple(g for g in grants if isinstance(g, str)) if isinstance(grants, list) else ())
 
+    def allow(self, grant_type: str, grant: str) -> None:
+        """A provider that lists its grant types (grant_types_supported) and not this one cannot serve it."""
+        if self.grant_types and grant_type not in self.grant_types:
+            raise FlowFailed(DISCOVERY_ERROR, f"the discovery document's grant_types_supported lacks {grant_type}, "
+                             f"which --grant {grant} needs")
+
     def require(self, name: str, grant: str) -> str:
         url = getattr(self, name)
         if not url:

@@ -104,6 +104,7 @@ def one_journey(settings: GrantSettings, browser: FastBrowser, rp: FastBrowser, 
         client, grant = settings.client, settings.grant
         held.flow = held.logout = None
         if grant == CLIENT_CREDENTIALS:
+            endpoints.allow("client_credentials", grant)
             held.tokens = grants.client_credentials(rp, provider, client, client.scope)
         elif grant == LOGOUT:
             end_session = endpoints.require("end_session_endpoint", grant)
@@ -113,6 +114,8 @@ def one_journey(settings: GrantSettings, browser: FastBrowser, rp: FastBrowser, 
             grants.logout(browser, end_session, client, tokens, held.logout)
         else:
             endpoint = endpoints.require("introspection_endpoint", grant) if grant == INTROSPECTION else ""
+            if grant == REFRESH:
+                endpoints.allow("refresh_token", grant)
             tokens = held.tokens or _log_in(settings, browser, rp, held)
             try:
                 if grant == REFRESH:
