@@ -60,6 +60,8 @@ def prepare(common: CommonOptions, options: Any, issuer: str, secret: str, auth:
     if grant in CONFIDENTIAL and auth == NONE:
         raise AuthbenchError(f"--grant {grant} needs a confidential client: give its secret ($AUTHBENCH_CLIENT_SECRET "
                              "or --client-secret-file), not --client-auth none")
+    if getattr(options, "reuse_session", False):  # returning users are the code flow's
+        raise AuthbenchError(f"--reuse-session is for --grant code-flow, not {grant}")
     if options.post_logout_redirect_uri:
         if grant != LOGOUT:
             raise AuthbenchError("--post-logout-redirect-uri is for --grant logout")
