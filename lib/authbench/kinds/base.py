@@ -120,7 +120,14 @@ class Kind:
             offered = ", ".join(self.variants) or "none yet"
             raise AuthbenchError(f"{self.label} offers no journey {name!r} for --mix (its variants: {offered}); "
                                  "name one of them, or a [journey.NAME] table of the --config plan file")
-        return replace(options, **self.variants[name])
+        overrides = self.variants[name]
+        defaults = {f.name: f.default for f in fields(options)}
+        for option, value in overrides.items():
+            given = getattr(options, option)
+            if given != defaults.get(option) and given != value:
+                raise AuthbenchError(f"--{option.replace('_', '-')} contradicts the journey {name!r} of --mix (a "
+                                     f"{self.label} variant that sets it to {value}); drop it, or name another")
+        return replace(options, **overrides)
 
     def refuse(self, request: str, why: str = "") -> AuthbenchError:
         """The one-line refusal of something this kind cannot do, exit 2."""

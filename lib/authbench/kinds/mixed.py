@@ -61,7 +61,8 @@ def _user_class(position: int, entry: MixEntry, journey: Journey) -> type:
     process) and for the statistics, with its own settings."""
     base = journey.user_class
     name = f"{base.__name__}_{position}_{re.sub(r'[^A-Za-z0-9]', '_', entry.name)}"
-    return type(name, (base,), {"__module__": base.__module__, "journey_name": entry.name,
+    # its statistics entry: the kind's with the journey's name, apart from any step's (a step may be called "bind")
+    return type(name, (base,), {"__module__": base.__module__, "journey_name": f"{base.journey_name} ({entry.name})",
                                 "mix_journey": entry.name, "mix_weight": entry.weight, "mix_position": position,
                                 "mix_settings": journey.settings, "fixed_count": 0})
 

@@ -3,7 +3,7 @@
 Computed once, from a run's summary.json document alone (so the console, the live page, the report and
 `summary.json`'s own `verdicts` can never disagree, and old results get a panel too). One check per line:
 
-- each level's SLO (open model), with the figure that decided it;
+- each level's SLO (open model), with the figure that decided it, and with --mix each journey's;
 - each level's rate held or not (sustained), with its late and dropped starts;
 - the capacity search's answer, its bracket, its confirmation and every step;
 - the error share against --max-error-pct (shown without a verdict when none was given), and with --mix
@@ -23,6 +23,7 @@ from .table import degraded_text, run_label
 
 PASS, FAIL, INFO = "✓", "✗", "·"  # a check with no criterion to judge it by (no --max-error-pct) is INFO
 JOURNEY_ERRORS = "journey-errors"  # a --mix journey's own error share (results.journeys)
+JOURNEY_SLO = "journey-slo"  # a --mix journey's own SLO at a level
 TEST4_PASS = "○"  # Test 4 keeps the 2012 report's marks: ○ none lost, △ some, × all, - not measured
 
 Check = dict[str, Any]
@@ -34,7 +35,7 @@ def compute(document: dict[str, Any]) -> dict[str, Any]:
     capacity = document.get("capacity") or None
     steps = set((capacity or {}).get("step_labels") or [])
     levels = [c for c in cells if c.get("open") and c["pattern"] not in steps]
-    checks = [*_slo(levels), *_sustained(levels)]
+    checks = [*_slo(levels), *_journey_slo(levels), *_sustained(levels)]
     if capacity:
         checks.append(_capacity(capacity, {c["pattern"]: c for c in cells}))
     limit = (document.get("config") or {}).get("max_error_pct")
@@ -48,7 +49,7 @@ def compute(document: dict[str, Any]) -> dict[str, Any]:
 
 def criteria_failed(verdicts: dict[str, Any]) -> list[Check]:
     """The checks that make a finished run exit 3: the error share over --max-error-pct and a level's missed SLO."""
-    return [c for c in verdicts.get("checks", []) if c["check"] in ("errors", JOURNEY_ERRORS, "slo")
+    return [c for c in verdicts.get("checks", []) if c["check"] in ("errors", JOURNEY_ERRORS, "slo", JOURNEY_SLO)
             and c["passed"] is False]
 
 
@@ -86,6 +87,18 @@ def _slo(levels: list[dict[str, Any]]) -> list[Check]:
         figure = "; ".join(words)
         out.append(_check("slo", f"SLO {record['slo']} at {_label(cell)}", bool(record.get("slo_met")), figure,
                           level=_label(cell)))
+    return out
+
+
+def _journey_slo(levels: list[dict[str, Any]]) -> list[Check]:
+    """A --mix at a rate: the level's SLO judged for each journey on its own samples (openmodel.runner)."""
+    out = []
+    for cell in levels:
+        record = cell["open"]
+        for name, terms in (record.get("journey_slo_checks") or {}).items():
+            figure = "; ".join(slo_check_text(t) for t in terms)
+            out.append(_check(JOURNEY_SLO, f"SLO {record.get('slo')} of {name} at {_label(cell)}",
+                              all(t["met"] for t in terms), figure, level=_label(cell), journey=name))
     return out
 
 
