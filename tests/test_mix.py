@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 
-from authbench.mix import MixError, parse_mix, slot_sequence, split_users
+from authbench.kinds import KINDS
+from authbench.mix import JOURNEY_NAME, MixError, parse_mix, slot_sequence, split_users
 from authbench.patterns import Pattern
 from authbench.phases import PhaseController
 
@@ -45,3 +47,13 @@ def test_bad_mixes(text, message):
 
 def test_a_weight_of_zero_leaves_the_journey_out():
     assert [part.name for part in parse_mix("a=0,b=2")] == ["b"]
+
+
+@pytest.mark.parametrize("kind", KINDS, ids=[kind.name for kind in KINDS])
+def test_every_kinds_variants_override_its_own_options(kind):
+    """The contract of Kind.variants: names --mix accepts, each overriding fields of the kind's options only."""
+    own = set(kind.option_names())
+    for name, overrides in kind.variants.items():
+        assert JOURNEY_NAME.match(name), name
+        assert set(overrides) <= own, (name, set(overrides) - own)
+        assert kind.variant(kind.options(), name) == replace(kind.options(), **overrides)

@@ -24,7 +24,7 @@ from .errors import AuthbenchError
 
 MAX_WEIGHT = 10_000
 MAX_JOURNEYS = 16
-_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
+JOURNEY_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
 MIX_HINT = "give NAME=WEIGHT[,NAME=WEIGHT…], e.g. --mix login=20,returning-sso=80"
 
 
@@ -46,7 +46,7 @@ def parse_mix(text: str) -> tuple[Part, ...]:
     parts: list[Part] = []
     for item in items:
         name, equals, weight = (piece.strip() for piece in item.partition("="))
-        if not equals or not _NAME.match(name):
+        if not equals or not JOURNEY_NAME.match(name):
             raise MixError(f"--mix entry {item!r} is not NAME=WEIGHT; {MIX_HINT}")
         if not weight.isascii() or not weight.isdigit() or int(weight) > MAX_WEIGHT:
             raise MixError(f"--mix weight of {name!r} is {weight!r}; give a whole number 0..{MAX_WEIGHT}")
