@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 from ...errors import AuthbenchError
 from ..base import Capabilities, CommonOptions, Journey, Kind
 from ..common import accounts, check_url, load_key, tls_verify
+from .grants import VARIANTS
 
 PREFIX = "oidc+"  # oidc+https://issuer
 SECRET_ENV = "AUTHBENCH_CLIENT_SECRET"  # where a confidential client's secret comes from by default
@@ -126,4 +127,4 @@ def prepare(common: CommonOptions, options: Options) -> Journey:
 
 
 KIND = Kind("oidc", "OIDC code flow", "oidc+https://ISSUER (or --kind oidc --target https://ISSUER)", claims,
-            Options, prepare, Capabilities(), add_options)
+            Options, prepare, Capabilities(), add_options, variants=VARIANTS)  # --mix code-flow=1,refresh=5
