@@ -42,6 +42,7 @@ PROVIDER_MODULE = CACHE / "npm" / f"oidc-provider-{PROVIDER_VERSION}" / "node_mo
     "index.js"
 SECRET = "bench-rp-secret-5d1e"
 REDIRECT_URI = "http://127.0.0.1:9/authbench/callback"  # nothing listens there: the redirect is caught
+POST_LOGOUT_REDIRECT_URI = "http://127.0.0.1:9/authbench/signed-out"  # provider.mjs registers it for every RP
 CLIENT_ID = "rp-basic"
 PASSWORD_PREFIX = "pw-"  # the lab's rule, pw-{user}; the provider checks it
 ACCOUNTS = 200  # user000..user199
@@ -169,7 +170,8 @@ class ProviderProcess:
             sys.exit(f"oidc_cpu.py: error: oidc-provider {PROVIDER_VERSION} is not in {CACHE}/npm (or node is "
                      "missing): run `make tools`")
         env = {**os.environ, "OIDC_PROVIDER_MODULE": str(PROVIDER_MODULE), "PORT": str(self.port),
-               "PASSWORD_PREFIX": PASSWORD_PREFIX, "CLIENT_SECRET": SECRET, "REDIRECT_URI": REDIRECT_URI}
+               "PASSWORD_PREFIX": PASSWORD_PREFIX, "CLIENT_SECRET": SECRET, "REDIRECT_URI": REDIRECT_URI,
+               "POST_LOGOUT_REDIRECT_URI": POST_LOGOUT_REDIRECT_URI}
         self.log.parent.mkdir(parents=True, exist_ok=True)
         with self.log.open("w") as out:
             self.process = subprocess.Popen([node, str(PROVIDER_SCRIPT)], env=env, stdout=out, stderr=subprocess.STDOUT)
