@@ -1,5 +1,9 @@
 """The OIDC code-flow Locust user: one authorization, login and token exchange per iteration.
 
+With --reuse-session a user keeps its account and its browser's cookies (the provider's: a virtual RP sets none),
+so a journey whose authorization request is answered without the password is SSO; each is classified fresh,
+reused or lost by journeys.returning, as SAML's are.
+
 Each user has two clients: its browser (cookies; the redirect to the redirect_uri is caught) and the RP's
 back channel (token, JWKS, userinfo: no cookies). Discovery and the JWKS are read once per process and kept
 in the settings. Failure evidence never holds a secret: the password, the client secret, the code, the PKCE
@@ -12,6 +16,7 @@ from dataclasses import dataclass, field
 
 from ...accounts import Account
 from ...journeys.fastbrowser import FastBrowser
+from ...journeys.returning import ReturningUser
 from ...journeys.saml import page_url
 from ...journeys.settings import WebSettings
 from ...journeys.trail import Trail, redact_page
@@ -22,6 +27,7 @@ from . import flow as oidc
 from .idtoken import Validator
 
 JSON = "application/json"  # what the RP's back channel asks for (providers negotiate their error bodies)
+PROVIDER_STEPS = frozenset((oidc.AUTHORIZE, oidc.LOGIN_FORM, oidc.LOGIN_POST, oidc.CONSENT))  # the browser at the OP
 
 
 @dataclass
@@ -136,6 +142,7 @@ class OIDCUser(JourneyUser):
         settings: OIDCSettings = self.run_context.settings
         self.trail = Trail()
         self.browser, self.rp = browsers(settings, self._report)
+        self.returning = ReturningUser(idp_steps=PROVIDER_STEPS)
         warm(settings)
 
     def on_stop(self) -> None:
@@ -150,8 +157,12 @@ class OIDCUser(JourneyUser):
 
     def journey(self) -> JourneyOutcome:
         settings: OIDCSettings = self.run_context.settings
-        self.browser.clear_cookies()  # every journey a full authentication
-        account = settings.accounts.pick()
+        returning = self.returning if settings.reuse_session else None
+        if returning is None:
+            self.browser.clear_cookies()  # every journey a full authentication
+            account = settings.accounts.pick()
+        else:  # a returning user: its own account, the provider's cookies kept; a virtual RP has none to drop
+            account = returning.account = returning.account or settings.accounts.pick()
         self.trail.clear()
         flow = oidc.Flow()
         try:
@@ -162,6 +173,8 @@ class OIDCUser(JourneyUser):
                                     step=self.trail.last_step or oidc.DISCOVERY)
             if self.run_context.failures.wants(failure.reason):
                 result.evidence = evidence(failure, self.trail, self.browser, flow, settings, account)
+        if returning is not None:  # fresh, reused (no password asked: SSO) or lost, as for SAML
+            result.session = returning.after(self.trail.hops, result.ok, flow.password_asked)
         if settings.new_connection:
             self.browser.close_connections()
             self.rp.close_connections()
