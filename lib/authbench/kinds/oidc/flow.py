@@ -13,6 +13,7 @@ import base64
 import hashlib
 import json
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, quote_plus, urlencode, urlsplit
@@ -180,8 +181,10 @@ def _consent_button(form: Form) -> str | None:
 
 
 def authorize(browser: FastBrowser, flow: Flow, provider: Provider, client: Client, username: str, password: str,
-              fields: tuple[LoginFields, ...]) -> None:
-    """Browser side: from the authorization request to the code on the caught redirect (flow.code)."""
+              fields: tuple[LoginFields, ...], before_credentials: Callable[[FastBrowser], None] | None = None) -> None:
+    """Browser side: from the authorization request to the code on the caught redirect (flow.code).
+    `before_credentials(browser)` runs once the login form is in hand (the cluster checks' Test 3 moves the browser
+    to another node there)."""
 
     def namer(method: str, url: str, page: Page, previous: str) -> str:
         if page.status < 300 and (forms := page.forms()):
@@ -205,6 +208,8 @@ def authorize(browser: FastBrowser, flow: Flow, provider: Provider, client: Clie
             if flow.password_asked:
                 raise FlowFailed(BAD_CREDENTIALS, "login form shown again: " + _where(page), page)
             flow.password_asked = True
+            if before_credentials is not None:
+                before_credentials(browser)
             form, names = login
             button = names.submit if names.submit in form.buttons else None
             page = browser.submit(form, {names.username: username, names.password: password}, button,
@@ -270,11 +275,11 @@ def userinfo(rp: FastBrowser, provider: Provider, tokens: Tokens) -> None:
 
 
 def run_flow(browser: FastBrowser, rp: FastBrowser, flow: Flow, provider: Provider, client: Client, username: str,
-             password: str, fields: tuple[LoginFields, ...], validator: Any = None, with_userinfo: bool = False
-             ) -> Tokens:
+             password: str, fields: tuple[LoginFields, ...], validator: Any = None, with_userinfo: bool = False,
+             before_credentials: Callable[[FastBrowser], None] | None = None) -> Tokens:
     """The whole journey: authorize, exchange, then what was asked of the tokens. Raises FlowFailed."""
     try:
-        authorize(browser, flow, provider, client, username, password, fields)
+        authorize(browser, flow, provider, client, username, password, fields, before_credentials)
         tokens = flow.tokens = exchange(rp, flow, provider, client)
         if validator is not None:
             tokens.claims = validator.validate(rp, tokens.id_token, flow.nonce)
