@@ -129,7 +129,6 @@ def oidc_fields():
 
 @pytest.mark.parametrize(("args", "message"), [
     (["--expect", "x"], "OIDC code flow cannot take --expect: it is for"),
-    (["--reuse-session"], "OIDC code flow cannot take --reuse-session: it is for"),
     (["--client-id", ""], "an OIDC target needs --client-id"),
     (["--client-auth", "client_secret_post"], "--client-auth client_secret_post needs the client secret"),
     (["--scope", "profile"], "--scope 'profile' lacks openid"),
@@ -148,3 +147,34 @@ def test_kind_oidc_takes_the_issuer_itself(op_env, tmp_path, capsys):
                  "--warmup", "0", "--new-connection", "--results", str(tmp_path), "--run-id", "k"])
     assert code == 0, capsys.readouterr().out
     assert json.loads((tmp_path / "k" / "summary.json").read_text())["config"]["target"] == op_env.issuer
+
+
+def test_returning_users_reuse_the_providers_session(op_env, tmp_path, capsys):
+    """--reuse-session: each user's first journey asks for the password (fresh), the next ones are SSO (reused)."""
+    code, summary = run(op_env, tmp_path, *BASIC, *ACCOUNTS, "--reuse-session", "--pattern", "2x3", "--warmup", "0")
+    assert code == 0, capsys.readouterr().out
+    assert summary["config"]["reuse_session"] is True
+    rows = (tmp_path / "r" / "samples.csv").read_text().splitlines()
+    header = rows[0].split(",")
+    sessions = sorted(row.split(",")[header.index("session")] for row in rows[1:])
+    assert sessions == ["fresh", "fresh", "reused", "reused", "reused", "reused"], sessions
+    no_secret_in(tmp_path / "r", op_env.secret)
+
+
+def test_check_cluster_on_an_op_tests_1_to_3(op_env, capsys):
+    """check-cluster's Tests 1-3 with the code flow as the login; both "nodes" are the one provider, so all pass."""
+    code = main(["check-cluster", "--target", op_env.target, "--lb", op_env.issuer, "--node", op_env.issuer,
+                 "--node", op_env.issuer, *BASIC, *ACCOUNTS])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert [line.split()[:3] for line in out.splitlines() if line.startswith("Test ")] == [
+        ["Test", "1", "○"], ["Test", "2", "○"], ["Test", "3", "○"]], out
+    assert "new SP session via B: ok; no password asked" in out and op_env.secret not in out
+
+
+def test_check_cluster_on_an_op_that_logs_nobody_in_could_not_test(op_env, capsys):
+    code = main(["check-cluster", "--target", op_env.target, "--lb", op_env.issuer, "--node", op_env.issuer,
+                 "--client-id", "rp-basic", "--accounts-template", "user{000..001}", "--password-rule", "no-{user}"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "could not test: no node logs user000 in" in err, err
+    assert "bad credentials" in err
