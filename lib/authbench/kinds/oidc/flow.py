@@ -31,6 +31,8 @@ CONSENT_BUTTONS = ("accept", "allow", "approve", "consent", "_eventId_proceed", 
 # OAuth error codes a provider's error page may name (RFC 6749 4.1.2.1, 5.2; oidc-provider's own).
 ERROR_CODES = ("invalid_redirect_uri", "unauthorized_client", "invalid_client", "invalid_request", "invalid_scope",
                "access_denied", "unsupported_response_type", "server_error", "invalid_grant")
+# What a provider's error page says in words instead of a code (Keycloak's "login-error" page, 26.x).
+ERROR_PHRASES = {"Invalid parameter: redirect_uri": "invalid_redirect_uri", "Client not found": "invalid_client"}
 
 # Failure reasons, beside SAML's own (bad credentials, no login form found, http status, timeout, connection error)
 DISCOVERY_ERROR = "discovery error"  # no discovery document, or one lacking an endpoint
@@ -173,7 +175,8 @@ def discover(rp: FastBrowser, issuer: str) -> Provider:
 
 
 def _error_code(text: str) -> str:
-    return next((code for code in ERROR_CODES if code in text), "")
+    return next((code for code in ERROR_CODES if code in text), "") or \
+        next((code for phrase, code in ERROR_PHRASES.items() if phrase in text), "")
 
 
 def _consent_button(form: Form) -> str | None:
