@@ -72,16 +72,19 @@ async function interaction(req, res) {
   return provider.interactionFinished(req, res, result, { mergeWithLastSubmission: true });
 }
 
-// Two issuers that cannot serve a login, for the preflight's errors: one whose discovery fails, one lacking
-// its token endpoint.
+// Three issuers that cannot serve a login, for the preflight's errors: one whose discovery fails, one lacking
+// its token endpoint, one whose endpoints answer 500 (every /broken/ URL does).
 const partial = JSON.stringify({ issuer: `${issuer}/partial`, authorization_endpoint: `${issuer}/auth` });
+const failing = JSON.stringify({ issuer: `${issuer}/failing`, authorization_endpoint: `${issuer}/broken/auth`,
+  token_endpoint: `${issuer}/broken/token` });
 
 const callback = provider.callback();
 http.createServer((req, res) => {
-  if (req.url === '/broken/.well-known/openid-configuration') return send(res, 500, page('Error', 'broken'));
-  if (req.url === '/partial/.well-known/openid-configuration') {
+  if (req.url.startsWith('/broken/')) return send(res, 500, page('Error', 'broken'));
+  const document = { '/partial': partial, '/failing': failing }[req.url.replace('/.well-known/openid-configuration', '')];
+  if (document && req.url.endsWith('/.well-known/openid-configuration')) {
     res.writeHead(200, { 'content-type': 'application/json' });
-    return res.end(partial);
+    return res.end(document);
   }
   if (!req.url.startsWith('/interaction/')) return callback(req, res);
   return interaction(req, res).catch((error) => send(res, 400, page('Error', escape(error.message))));

@@ -84,6 +84,7 @@ def test_failures_are_kept_without_a_secret(op_env, tmp_path, capsys):
     (["--client-id", "rp-unknown"], ["provider error: invalid_client", "likely fix: register the RP"]),
     (["TARGET", "/broken"], ["at step 'OP discovery'", "http status: no discovery document: 500"]),
     (["TARGET", "/partial"], ["discovery error: the discovery document lacks token_endpoint", "oidc+https://ISSUER"]),
+    (["TARGET", "/failing"], ["at step 'OP authorization'", "http status: 500 Error at", "check its logs"]),
 ])
 def test_preflight_failures_are_one_line_exit_2(args, words, op_env, tmp_path, capsys):
     target = op_env.target
@@ -119,6 +120,19 @@ def test_a_replayed_code_is_invalid_grant(op):
         with pytest.raises(oidc.FlowFailed) as other_audience:
             Validator(provider, "rp-post").validate(rp, tokens.id_token, flow.nonce)
         assert other_audience.value.reason == oidc.ID_TOKEN_INVALID and "Audience" in other_audience.value.detail
+
+
+def test_a_token_endpoint_that_answers_500_is_http_status(op):
+    """The RP's side of a provider that fails: the token request's 500 is `http status`, not a token error."""
+    client = oidc.Client("rp-basic", op.redirect_uri, auth=oidc.BASIC, secret=op.secret)
+    with FastBrowser(catch=client.caught) as browser, FastBrowser(accept="application/json") as rp:
+        provider = oidc.discover(rp, op.issuer)
+        flow = oidc.Flow()
+        oidc.authorize(browser, flow, provider, client, "user004", "pw-user004", oidc_fields())
+        failing = oidc.Provider(provider.issuer, provider.authorization_endpoint, op.issuer + "/broken/token")
+        with pytest.raises(oidc.FlowFailed) as failed:
+            oidc.exchange(rp, flow, failing, client)
+        assert failed.value.reason == oidc.HTTP_STATUS and "500" in failed.value.detail
 
 
 def oidc_fields():
