@@ -192,3 +192,10 @@ def test_check_cluster_on_an_op_that_logs_nobody_in_could_not_test(op_env, capsy
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "could not test: no node logs user000 in" in err, err
     assert "bad credentials" in err
+
+
+def test_a_refused_code_in_the_preflight_points_at_clustering_not_the_secret():
+    from authbench.kinds.oidc.user import likely_fix
+
+    assert "needs clustering" in likely_fix(oidc.FlowFailed(oidc.TOKEN_ERROR, "invalid_grant (Code not valid)"))
+    assert "client secret" in likely_fix(oidc.FlowFailed(oidc.TOKEN_ERROR, "invalid_client (bad)"))

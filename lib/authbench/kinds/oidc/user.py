@@ -114,6 +114,19 @@ FIXES = {
 }
 
 
+# A code the provider refused (RFC 6749 5.2 invalid_grant) in a preflight is no secret's fault: it was used once
+# only, so the node that redeemed it did not know it.
+INVALID_GRANT_FIX = ("the code was unknown where the RP redeemed it: a provider cluster whose nodes do not share "
+                     "codes and sessions (unclustered behind a balancer: the RP's token request has no cookie to be "
+                     "sticky by) needs clustering, or the code expired (check the provider's clock)")
+
+
+def likely_fix(failed: oidc.FlowFailed) -> str:
+    if failed.reason == oidc.TOKEN_ERROR and failed.detail.startswith("invalid_grant"):
+        return INVALID_GRANT_FIX
+    return FIXES.get(failed.reason, "check --target and the provider logs")
+
+
 def preflight(settings: OIDCSettings) -> OneJourneyCheck:
     """One whole journey with the first account before any load: ok, or one line with the step and a fix."""
     account = settings.accounts.pick()
@@ -126,7 +139,7 @@ def preflight(settings: OIDCSettings) -> OneJourneyCheck:
     except oidc.FlowFailed as failed:
         step = trail.last_step or oidc.DISCOVERY
         failure = (f"login as {account.username} failed at step {step!r}: {failed.reason}: {failed.detail}; "
-                   f"likely fix: {FIXES.get(failed.reason, 'check --target and the provider logs')}")
+                   f"likely fix: {likely_fix(failed)}")
     finally:
         browser.close_connections()
         rp.close_connections()
