@@ -144,6 +144,7 @@ def oidc_fields():
 @pytest.mark.parametrize(("args", "message"), [
     (["--expect", "x"], "OIDC code flow cannot take --expect: it is for"),
     (["--client-id", ""], "an OIDC target needs --client-id"),
+    (["--no-token-exchange", "--userinfo"], "--no-token-exchange ends the journey with the code: no tokens"),
     (["--client-auth", "client_secret_post"], "--client-auth client_secret_post needs the client secret"),
     (["--scope", "profile"], "--scope 'profile' lacks openid"),
     (["--redirect-uri", "urn:x"], "--redirect-uri 'urn:x' is not an http(s) URL"),
@@ -199,3 +200,11 @@ def test_a_refused_code_in_the_preflight_points_at_clustering_not_the_secret():
 
     assert "needs clustering" in likely_fix(oidc.FlowFailed(oidc.TOKEN_ERROR, "invalid_grant (Code not valid)"))
     assert "client secret" in likely_fix(oidc.FlowFailed(oidc.TOKEN_ERROR, "invalid_client (bad)"))
+
+
+def test_no_token_exchange_ends_each_journey_with_the_code(op_env, tmp_path, capsys):
+    code, summary = run(op_env, tmp_path, *BASIC, *ACCOUNTS, "--no-token-exchange", "--pattern", "1x3", "--warmup", "0")
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert summary["config"]["token_exchange"] is False and summary["cells"][0]["summary"]["errors"] == 0
+    assert "OP token" not in (tmp_path / "r" / "summary.json").read_text()

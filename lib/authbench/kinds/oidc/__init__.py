@@ -43,6 +43,7 @@ class Options:
     scope: str = DEFAULT_SCOPE
     validate_id_token: bool = False
     userinfo: bool = False
+    no_token_exchange: bool = False
 
 
 def add_options(group: Any) -> None:
@@ -50,6 +51,9 @@ def add_options(group: Any) -> None:
     group.add_argument("--validate-id-token", action="store_true",
                        help="check the ID token: signature (the JWKS, fetched once), iss, aud, exp, nonce")
     group.add_argument("--userinfo", action="store_true", help="call the userinfo endpoint with the access token")
+    group.add_argument("--no-token-exchange", action="store_true",
+                       help="end each journey with the code on the redirect (no token request): the provider's login "
+                       "work alone")
 
 
 def add_client_options(group: Any) -> None:
@@ -151,24 +155,29 @@ def prepare(common: CommonOptions, options: Options) -> Journey:
     verify = tls_verify(common.ca_bundle, common.insecure, where.lab_ca)
     picker, account_source = accounts(common.accounts, where.lab_accounts)
 
+    if options.no_token_exchange and (options.validate_id_token or options.userinfo):
+        raise AuthbenchError("--no-token-exchange ends the journey with the code: no tokens for --validate-id-token "
+                             "or --userinfo")
     settings = OIDCSettings(issuer, picker, verify, common.timeout,
                             login_fields(options.login_form, options.username_field, options.password_field),
                             options.reuse_session, options.new_connection, pace=common.pace, client=client,
-                            validate_id_token=options.validate_id_token, userinfo=options.userinfo)
+                            validate_id_token=options.validate_id_token, userinfo=options.userinfo,
+                            token_exchange=not options.no_token_exchange)
     record = {"target": issuer, "journey": KIND.name, "flow": "authorization code + PKCE S256",
               "client_id": client.client_id, "client_auth": auth, "redirect_uri": client.redirect_uri,
               "scope": client.scope, "validate_id_token": options.validate_id_token, "userinfo": options.userinfo,
-              "reuse_session": options.reuse_session,
+              "reuse_session": options.reuse_session, "token_exchange": not options.no_token_exchange,
               "tls_verify": verify if isinstance(verify, bool) else f"CA bundle {verify}",
               "timeout_s": common.timeout, "accounts": account_source, "login_form": settings.describe_fields(),
               "new_connection": options.new_connection}
     checks = " and ID token valid" if options.validate_id_token else ""
+    ends = "code received (no token request)" if options.no_token_exchange else f"tokens received{checks}"
     port = urlsplit(issuer).port or (443 if issuer.startswith("https") else 80)
     on_lab = where.backend is not None
     return Journey(OIDCUser, settings, record, issuer, load_key(issuer, common.lab_dir, on_lab),
                    lambda: preflight(settings), lab_dir=common.lab_dir if on_lab else "", backend=where.backend,
                    churn_port=port if options.new_connection else None,
-                   summary_line=f"issuer {issuer}: code flow, tokens received{checks}")
+                   summary_line=f"issuer {issuer}: code flow, {ends}")
 
 
 KIND = Kind("oidc", "OIDC code flow", "oidc+https://ISSUER or oidc+lab:keycloak-DESIGN (or --kind oidc --target "

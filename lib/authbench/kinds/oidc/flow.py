@@ -279,10 +279,14 @@ def userinfo(rp: FastBrowser, provider: Provider, tokens: Tokens) -> None:
 
 def run_flow(browser: FastBrowser, rp: FastBrowser, flow: Flow, provider: Provider, client: Client, username: str,
              password: str, fields: tuple[LoginFields, ...], validator: Any = None, with_userinfo: bool = False,
-             before_credentials: Callable[[FastBrowser], None] | None = None) -> Tokens:
-    """The whole journey: authorize, exchange, then what was asked of the tokens. Raises FlowFailed."""
+             before_credentials: Callable[[FastBrowser], None] | None = None, exchange_code: bool = True
+             ) -> Tokens | None:
+    """The whole journey: authorize, exchange (unless not `exchange_code`: then it ends with the code), then what was
+    asked of the tokens. Raises FlowFailed."""
     try:
         authorize(browser, flow, provider, client, username, password, fields, before_credentials)
+        if not exchange_code:
+            return None
         tokens = flow.tokens = exchange(rp, flow, provider, client)
         if validator is not None:
             tokens.claims = validator.validate(rp, tokens.id_token, flow.nonce)

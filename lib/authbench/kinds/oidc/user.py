@@ -37,6 +37,7 @@ class OIDCSettings(WebSettings):
     client: oidc.Client = field(default_factory=lambda: oidc.Client("", ""))
     validate_id_token: bool = False
     userinfo: bool = False
+    token_exchange: bool = True  # False: the journey ends with the code (--no-token-exchange)
     _provider: oidc.Provider | None = field(default=None, repr=False)  # discovery, once per process
     _validator: Validator | None = field(default=None, repr=False)
 
@@ -54,14 +55,15 @@ class OIDCSettings(WebSettings):
 
 
 def login_once(settings: OIDCSettings, browser: FastBrowser, rp: FastBrowser, flow: oidc.Flow,
-               account: Account) -> oidc.Tokens:
+               account: Account) -> oidc.Tokens | None:
     """Raises oidc.FlowFailed."""
     try:
         provider = settings.provider(rp)
     except (OSError, ValueError) as exc:  # TimeoutError is an OSError
         raise oidc.FlowFailed(oidc.DISCOVERY_ERROR, f"{type(exc).__name__}: {exc}") from None
     return oidc.run_flow(browser, rp, flow, provider, settings.client, account.username, account.password,
-                         settings.fields, settings.validator(provider), settings.userinfo)
+                         settings.fields, settings.validator(provider), settings.userinfo,
+                         exchange_code=settings.token_exchange)
 
 
 def warm(settings: OIDCSettings) -> None:
