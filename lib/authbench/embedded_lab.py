@@ -97,6 +97,18 @@ def is_keycloak(name: str) -> bool:
     return name in KEYCLOAK_CLUSTERS
 
 
+def oidc_provider(config: LabConfig, name: str) -> dict[str, Any]:
+    """The OpenID Provider of a lab cluster (real Keycloak's realm): its issuer, the lab CA, and its registered RPs
+    as client_id → the 0600 file of its secret (None: a public client); the first is the default RP."""
+    from authbench_lab.keycloak import server
+
+    check_backend(config, name)
+    if not is_keycloak(name):
+        raise AuthbenchError(f"lab:{name} is the reference SAML IdP, no OpenID Provider; the lab's is Keycloak: "
+                             f"lab:{config.keycloak_cluster} (start it with 'authbench lab up --with keycloak')")
+    return {"issuer": server.realm_url(config), "ca": str(config.ca_cert), "clients": server.oidc_clients(config)}
+
+
 def account_defaults(config: LabConfig) -> dict[str, str]:
     """The lab's accounts as a template and password rule (user0000..userNNNN, pw-<user>)."""
     from authbench_lab.config import PASSWORD_PREFIX, username

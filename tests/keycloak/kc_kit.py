@@ -40,9 +40,10 @@ def design_lab(tmp_path_factory: pytest.TempPathFactory, design: str = "") -> It
         lab_api.down(config.run_dir)
 
 
-def cluster_check_marks(lab: LabConfig, cluster: str, capsys: pytest.CaptureFixture) -> tuple[tuple[bool, ...], str]:
-    """`check-cluster --target lab:CLUSTER`: (passed per Test 1-3, its output)."""
-    code = main(["check-cluster", "--target", f"lab:{cluster}", "--lab-dir", str(lab.run_dir)])
+def cluster_check_marks(lab: LabConfig, cluster: str, capsys: pytest.CaptureFixture,
+                        oidc: bool = False) -> tuple[tuple[bool, ...], str]:
+    """`check-cluster --target lab:CLUSTER` (with `oidc`, `oidc+lab:CLUSTER`): (passed per Test 1-3, its output)."""
+    code = main(["check-cluster", "--target", f"{'oidc+' if oidc else ''}lab:{cluster}", "--lab-dir", str(lab.run_dir)])
     out = capsys.readouterr().out
     assert code == 0, out
     return tuple(line.split()[2] == "○" for line in out.splitlines() if line.startswith("Test ")), out

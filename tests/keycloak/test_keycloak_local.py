@@ -13,6 +13,7 @@ import psutil
 import pytest
 from kc_kit import assert_down_leaves_nothing, cluster_check_marks, design_lab, node_stop_run
 
+from authbench.cli import main
 from authbench_lab import lab as lab_api
 from authbench_lab.config import EXPECTED_CLUSTER_CHECKS
 from authbench_lab.keycloak import server as keycloak
@@ -49,6 +50,26 @@ def test_a_node_stop_loses_the_sessions_that_node_held(local_lab, tmp_path, caps
     # they sign in again on node A; a journey caught on node B as it stops may fail with an HTTP error (0 and 2 of
     # 100 in two runs), within the run's error budget
     assert code == 0 and cell["summary"]["errors"] <= fault["logged_in_users"], cell["summary"]
+
+
+def test_oidc_cluster_checks_on_local(local_lab, capsys):
+    """check-cluster with the code flow (oidc+lab:keycloak-local): as for SAML, only Test 1 passes."""
+    marks, out = cluster_check_marks(local_lab, CLUSTER, capsys, oidc=True)
+    print(f"\nlocal OIDC Tests 1-3: {marks}")
+    assert marks == EXPECTED_CLUSTER_CHECKS[CLUSTER], out
+
+
+def test_an_oidc_code_flow_through_the_balancer_fails_at_the_token_request(local_lab, tmp_path, capsys):
+    """Unclustered Keycloak cannot serve the code flow behind a balancer: the browser is sticky (AUTH_SESSION_ID), but
+    the RP's token request carries no cookie, goes round robin, and the node it reaches never issued the code.
+    Measured 2026-11-25: 3 of 3 preflights stopped there (HAProxy's round robin alternates, so the token request
+    reaches the other node). So Test 4 for OIDC cannot be run on keycloak-local: the login itself fails before any
+    node stops (SAML's Test 4 above: △)."""
+    code = main(["run", "--target", f"oidc+lab:{CLUSTER}", "--pattern", "1x1", "--lab-dir", str(local_lab.run_dir),
+                 "--results", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1, err
+    assert "at step 'OP token': token error: invalid_grant (Code not valid)" in err and "needs clustering" in err, err
 
 
 def test_down_leaves_no_local_process_or_port(local_lab):

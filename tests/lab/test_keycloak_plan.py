@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from authbench_lab import components, haproxy, postgres
+from authbench.kinds.oidc import DEFAULT_REDIRECT_URI
+from authbench_lab import components, haproxy, pki, postgres
 from authbench_lab import lab as lab_api
 from authbench_lab.config import KEYCLOAK_CLUSTER, KEYCLOAK_FD_OFFSET, LabConfig
 from authbench_lab.keycloak import realm, server
@@ -66,13 +67,32 @@ def test_postgres_lets_keycloak_in_by_password_before_the_ldap_rule(tmp_path):
 def test_the_realm_federates_ldap_read_only_and_knows_the_sp_from_its_metadata():
     document = json.loads(realm.render(
         ldap_url="ldap://127.0.0.1:1", bind_dn="cn=idp", bind_password="secret", users_dn="ou=people",
-        signing_key="KEY", signing_cert="CERT", sp_entity_id="https://sp/shibboleth", acs_urls=["https://sp/acs"]))
+        signing_key="KEY", signing_cert="CERT", sp_entity_id="https://sp/shibboleth", acs_urls=["https://sp/acs"],
+        oidc_secret="oidc-secret"))
     ldap = document["components"]["org.keycloak.storage.UserStorageProvider"][0]["config"]
     assert ldap["editMode"] == ["READ_ONLY"] and ldap["usernameLDAPAttribute"] == ["uid"]
-    client, = document["clients"]
+    client, confidential, public = document["clients"]
     assert client["clientId"] == "https://sp/shibboleth" and client["protocol"] == "saml"
     assert client["attributes"]["saml_assertion_consumer_url_post"] == "https://sp/acs"
     assert client["protocolMappers"][0]["config"]["attribute.name"] == realm.EPPN
+    # the OIDC kind's RPs: code flow with PKCE S256, redirecting to its default virtual-RP URI
+    assert (confidential["clientId"], public["clientId"]) == (realm.OIDC_CLIENT_ID, realm.OIDC_PUBLIC_CLIENT_ID)
+    assert confidential["secret"] == "oidc-secret" and not confidential["publicClient"] and public["publicClient"]
+    assert "secret" not in public
+    for rp in (confidential, public):
+        assert rp["protocol"] == "openid-connect" and rp["standardFlowEnabled"] and not rp["implicitFlowEnabled"]
+        assert rp["redirectUris"] == [DEFAULT_REDIRECT_URI] == [realm.OIDC_REDIRECT_URI]
+        assert rp["attributes"]["pkce.code.challenge.method"] == "S256"
+
+
+def test_the_lab_offers_its_oidc_rps_secret_in_a_private_file_never_on_a_command_line(tmp_path):
+    config = keycloak_config(tmp_path)
+    secret_file = server.oidc_secret_file(config)
+    pki.ensure_secret(secret_file)
+    assert secret_file.stat().st_mode & 0o077 == 0
+    assert server.oidc_clients(config) == {realm.OIDC_CLIENT_ID: secret_file, realm.OIDC_PUBLIC_CLIENT_ID: None}
+    secret = secret_file.read_text().strip()
+    assert secret and not [part for node in server.NODES for part in server.command(config, node) if secret in part]
 
 
 def test_no_secret_goes_on_a_keycloak_command_line(tmp_path):

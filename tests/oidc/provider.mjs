@@ -81,20 +81,23 @@ async function interaction(req, res) {
   return provider.interactionFinished(req, res, result, { mergeWithLastSubmission: true });
 }
 
-// Issuers for the preflight's errors: one whose discovery fails, one lacking its token endpoint, and one
-// with only the code flow's endpoints and grant (no introspection, no end session, no refresh).
+// Issuers for the preflight's errors: one whose discovery fails, one lacking its token endpoint, one with only
+// the code flow's endpoints and grant (no introspection, no end session, no refresh), and one whose endpoints
+// answer 500 (every /broken/ URL does).
 const partial = JSON.stringify({ issuer: `${issuer}/partial`, authorization_endpoint: `${issuer}/auth` });
 const bare = JSON.stringify({ issuer: `${issuer}/bare`, authorization_endpoint: `${issuer}/auth`,
   token_endpoint: `${issuer}/token`, grant_types_supported: ['authorization_code'] });
+const failing = JSON.stringify({ issuer: `${issuer}/failing`, authorization_endpoint: `${issuer}/broken/auth`,
+  token_endpoint: `${issuer}/broken/token` });
 
 const callback = provider.callback();
 http.createServer((req, res) => {
-  if (req.url === '/broken/.well-known/openid-configuration') return send(res, 500, page('Error', 'broken'));
-  for (const [path, document] of [['/partial', partial], ['/bare', bare]]) {
-    if (req.url === `${path}/.well-known/openid-configuration`) {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      return res.end(document);
-    }
+  if (req.url.startsWith('/broken/')) return send(res, 500, page('Error', 'broken'));
+  const documents = { '/partial': partial, '/bare': bare, '/failing': failing };
+  const document = documents[req.url.replace('/.well-known/openid-configuration', '')];
+  if (document && req.url.endsWith('/.well-known/openid-configuration')) {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    return res.end(document);
   }
   if (!req.url.startsWith('/interaction/')) return callback(req, res);
   return interaction(req, res).catch((error) => send(res, 400, page('Error', escape(error.message))));

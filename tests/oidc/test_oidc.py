@@ -84,6 +84,7 @@ def test_failures_are_kept_without_a_secret(op_env, tmp_path, capsys):
     (["--client-id", "rp-unknown"], ["provider error: invalid_client", "likely fix: register the RP"]),
     (["TARGET", "/broken"], ["at step 'OP discovery'", "http status: no discovery document: 500"]),
     (["TARGET", "/partial"], ["discovery error: the discovery document lacks token_endpoint", "oidc+https://ISSUER"]),
+    (["TARGET", "/failing"], ["at step 'OP authorization'", "http status: 500 Error at", "check its logs"]),
 ])
 def test_preflight_failures_are_one_line_exit_2(args, words, op_env, tmp_path, capsys):
     target = op_env.target
@@ -121,6 +122,19 @@ def test_a_replayed_code_is_invalid_grant(op):
         assert other_audience.value.reason == oidc.ID_TOKEN_INVALID and "Audience" in other_audience.value.detail
 
 
+def test_a_token_endpoint_that_answers_500_is_http_status(op):
+    """The RP's side of a provider that fails: the token request's 500 is `http status`, not a token error."""
+    client = oidc.Client("rp-basic", op.redirect_uri, auth=oidc.BASIC, secret=op.secret)
+    with FastBrowser(catch=client.caught) as browser, FastBrowser(accept="application/json") as rp:
+        provider = oidc.discover(rp, op.issuer)
+        flow = oidc.Flow()
+        oidc.authorize(browser, flow, provider, client, "user004", "pw-user004", oidc_fields())
+        failing = oidc.Provider(provider.issuer, provider.authorization_endpoint, op.issuer + "/broken/token")
+        with pytest.raises(oidc.FlowFailed) as failed:
+            oidc.exchange(rp, flow, failing, client)
+        assert failed.value.reason == oidc.HTTP_STATUS and "500" in failed.value.detail
+
+
 def oidc_fields():
     from authbench.journeys.settings import login_fields
 
@@ -129,8 +143,8 @@ def oidc_fields():
 
 @pytest.mark.parametrize(("args", "message"), [
     (["--expect", "x"], "OIDC code flow cannot take --expect: it is for"),
-    (["--reuse-session"], "OIDC code flow cannot take --reuse-session: it is for"),
     (["--client-id", ""], "an OIDC target needs --client-id"),
+    (["--no-token-exchange", "--userinfo"], "--no-token-exchange ends the journey with the code: no tokens"),
     (["--client-auth", "client_secret_post"], "--client-auth client_secret_post needs the client secret"),
     (["--scope", "profile"], "--scope 'profile' lacks openid"),
     (["--redirect-uri", "urn:x"], "--redirect-uri 'urn:x' is not an http(s) URL"),
@@ -148,3 +162,49 @@ def test_kind_oidc_takes_the_issuer_itself(op_env, tmp_path, capsys):
                  "--warmup", "0", "--new-connection", "--results", str(tmp_path), "--run-id", "k"])
     assert code == 0, capsys.readouterr().out
     assert json.loads((tmp_path / "k" / "summary.json").read_text())["config"]["target"] == op_env.issuer
+
+
+def test_returning_users_reuse_the_providers_session(op_env, tmp_path, capsys):
+    """--reuse-session: each user's first journey asks for the password (fresh), the next ones are SSO (reused)."""
+    code, summary = run(op_env, tmp_path, *BASIC, *ACCOUNTS, "--reuse-session", "--pattern", "2x3", "--warmup", "0")
+    assert code == 0, capsys.readouterr().out
+    assert summary["config"]["reuse_session"] is True
+    rows = (tmp_path / "r" / "samples.csv").read_text().splitlines()
+    header = rows[0].split(",")
+    sessions = sorted(row.split(",")[header.index("session")] for row in rows[1:])
+    assert sessions == ["fresh", "fresh", "reused", "reused", "reused", "reused"], sessions
+    no_secret_in(tmp_path / "r", op_env.secret)
+
+
+def test_check_cluster_on_an_op_tests_1_to_3(op_env, capsys):
+    """check-cluster's Tests 1-3 with the code flow as the login; both "nodes" are the one provider, so all pass."""
+    code = main(["check-cluster", "--target", op_env.target, "--lb", op_env.issuer, "--node", op_env.issuer,
+                 "--node", op_env.issuer, *BASIC, *ACCOUNTS])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert [line.split()[:3] for line in out.splitlines() if line.startswith("Test ")] == [
+        ["Test", "1", "○"], ["Test", "2", "○"], ["Test", "3", "○"]], out
+    assert "new SP session via B: ok; no password asked" in out and op_env.secret not in out
+
+
+def test_check_cluster_on_an_op_that_logs_nobody_in_could_not_test(op_env, capsys):
+    code = main(["check-cluster", "--target", op_env.target, "--lb", op_env.issuer, "--node", op_env.issuer,
+                 "--client-id", "rp-basic", "--accounts-template", "user{000..001}", "--password-rule", "no-{user}"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "could not test: no node logs user000 in" in err, err
+    assert "bad credentials" in err
+
+
+def test_a_refused_code_in_the_preflight_points_at_clustering_not_the_secret():
+    from authbench.kinds.oidc.user import likely_fix
+
+    assert "needs clustering" in likely_fix(oidc.FlowFailed(oidc.TOKEN_ERROR, "invalid_grant (Code not valid)"))
+    assert "client secret" in likely_fix(oidc.FlowFailed(oidc.TOKEN_ERROR, "invalid_client (bad)"))
+
+
+def test_no_token_exchange_ends_each_journey_with_the_code(op_env, tmp_path, capsys):
+    code, summary = run(op_env, tmp_path, *BASIC, *ACCOUNTS, "--no-token-exchange", "--pattern", "1x3", "--warmup", "0")
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert summary["config"]["token_exchange"] is False and summary["cells"][0]["summary"]["errors"] == 0
+    assert "OP token" not in (tmp_path / "r" / "summary.json").read_text()

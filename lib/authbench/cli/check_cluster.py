@@ -14,6 +14,7 @@ import re
 from urllib.parse import urlsplit
 
 from ..errors import AuthbenchError
+from ..kinds import oidc
 from .console import say
 from .options import (
     PASSWORD_ENV,
@@ -31,13 +32,15 @@ PROBE_TIMEOUT_S = 5.0  # seconds the first GET to each URL may take before it co
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("check-cluster", help="Tests 1-3 of the 2012 report against an IdP cluster")
     parser.add_argument("--target", required=True,
-                        help="the SP's protected URL, or lab:BACKEND for a cluster of the running lab")
+                        help="the SP's protected URL, or lab:BACKEND for a cluster of the running lab; an OpenID "
+                        "Provider as oidc+https://ISSUER or oidc+lab:keycloak-DESIGN")
     parser.add_argument("--lb", help="the balancer's base URL (as the SP's redirects name it)")
     parser.add_argument("--node", action="append", default=[], metavar="URL",
                         help="a node's base URL, bypassing the balancer (repeat; two for Tests 2 and 3)")
     add_tls_options(parser)
     add_lab_dir_option(parser)
     add_account_options(parser)
+    oidc.add_client_options(parser.add_argument_group("OpenID Provider (oidc+ targets): the RP authbench plays"))
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.set_defaults(handler=_check_cluster)
 
@@ -68,29 +71,36 @@ def _reason(exc: Exception) -> str:
     return text.rsplit(": ", 1)[-1].strip("')\" ") or type(exc).__name__
 
 
-def _logs_in(cluster, account) -> None:
+def _logs_in(cluster, account, entry: str) -> None:
     """Some node must log the account in through the SP: a target where none does (a broken SP, a wrong account)
     is not a cluster to judge, its Tests would all read ×. That is "could not test", exit 2, with the reason."""
-    from ..cluster.checks import pinned_to
+    from ..cluster.checks import login, pinned_to
     from ..journeys.fastbrowser import FastBrowser
-    from ..journeys.saml import sso_login
 
     outcome = None
     for node in cluster.nodes:
         with FastBrowser(verify=cluster.verify, timeout=PROBE_TIMEOUT_S, route=pinned_to(cluster, node)) as browser:
-            outcome = sso_login(browser, cluster.sp_url, account.username, account.password)
+            outcome = login(cluster, browser, account)
         if outcome.ok:
             return
-    raise AuthbenchError(f"could not test: no node logs {account.username} in through --target {cluster.sp_url} "
-                         f"({outcome}); fix the SP or the account first")
+    raise AuthbenchError(f"could not test: no node logs {account.username} in through --target {entry} "
+                         f"({outcome}); fix the SP (an OP: the RP registration) or the account first")
 
 
 def _check_cluster(args: argparse.Namespace) -> int:
     from ..cluster.checks import Account, Cluster, check_each_node, format_table, run_checks
     from .options import lab_account_defaults, lab_backend, lab_cluster, running_lab
 
-    lab_defaults = None
-    if args.target.startswith("lab:"):
+    lab_defaults, entry = None, args.target
+    if oidc.claims(args.target):
+        from ..kinds.oidc.checks import cluster_for
+
+        options = oidc.Options(client_id=args.client_id, client_secret_file=args.client_secret_file,
+                               client_auth=args.client_auth, redirect_uri=args.redirect_uri, scope=args.scope)
+        cluster, lab_defaults = cluster_for(args.target, args.lab_dir, args.lb, args.node, options, args.ca_bundle,
+                                            args.insecure, PROBE_TIMEOUT_S * 2)
+        entry = cluster.login.issuer
+    elif args.target.startswith("lab:"):
         if args.lb or args.node:
             raise AuthbenchError("--lb and --node are for URL targets; a lab: target brings its own balancer and nodes")
         config = running_lab(args.lab_dir)
@@ -102,18 +112,20 @@ def _check_cluster(args: argparse.Namespace) -> int:
             raise AuthbenchError("give --lb (the balancer) and at least one --node, or a lab:BACKEND target")
         nodes = {chr(ord("A") + i): url for i, url in enumerate(args.node)}
         cluster = Cluster(args.target, args.lb, nodes, tls_verify(args))
-    for url, what in ((cluster.sp_url, "--target"), (cluster.lb_url, "--lb"),
+    if cluster.login is None:
+        entry = cluster.sp_url
+    for url, what in ((entry, "--target"), (cluster.lb_url, "--lb"),
                       *((url, f"--node {name}") for name, url in cluster.nodes.items())):
         _testable(url, what, cluster.verify)
     if not (args.account or args.accounts_csv or args.accounts_template or lab_defaults):
         raise AuthbenchError(f"no account: give --account (password from ${PASSWORD_ENV} or --password-file)")
     first = accounts_from_args(args, lab_defaults)[0].pick()
     account = Account(first.username, first.password)
-    _logs_in(cluster, account)
+    _logs_in(cluster, account, entry)
     # Tests 2 and 3 need two nodes
     results = run_checks(cluster, account) if len(cluster.nodes) > 1 else [check_each_node(cluster, account)]
     if args.json:
-        say(json.dumps({"target": cluster.sp_url, "lb": cluster.lb_url, "nodes": cluster.nodes,
+        say(json.dumps({"target": entry, "lb": cluster.lb_url, "nodes": cluster.nodes,
                         "account": first.username,
                         "checks": [{"test": r.test, "passed": r.passed, "evidence": r.evidence} for r in results]},
                        indent=2, ensure_ascii=False))

@@ -10,6 +10,9 @@ about where one IdP product puts its cookies, so the verdict holds for any IdP.
 - Test 1: each node authenticates, and the SP receives the result.
 - Test 2: after SSO via node A, a new SP session via node B is not asked for a password.
 - Test 3: the login form fetched via node A, the credentials posted via node B, succeeds.
+
+The same checks judge an OpenID Provider cluster: `Cluster.login` is then the OIDC kind's code flow
+(kinds/oidc/checks.py) and `sp_url` its virtual RP's redirect URI, whose origin holds no cookie.
 """
 
 from __future__ import annotations
@@ -39,6 +42,9 @@ class Cluster:
     lb_url: str  # base URL of the balancer, as the SP's redirects name it
     nodes: dict[str, str]  # node name → base URL of that node alone
     verify: bool | str = True  # TLS verification: True, False or a CA bundle path
+    # How a browser logs in through the cluster: (browser, username, password, before_credentials) → an outcome
+    # with ok, password_asked and pages. None: SAML SSO through the SP at sp_url.
+    login: Callable[..., SSOOutcome] | None = None
 
 
 @dataclass
@@ -72,6 +78,15 @@ def _describe(name: str, outcome: SSOOutcome, browser: SSOClient) -> str:
     return f"{name}: {outcome}; {asked}; pages {outcome.pages}; cookies {cookies}"
 
 
+def login(cluster: Cluster, browser: FastBrowser, account: Account,
+          before_credentials: Callable[[SSOClient], None] | None = None) -> SSOOutcome:
+    """One login through the cluster as a browser makes it: SAML through the SP, or the cluster's own walk."""
+    if cluster.login is not None:
+        return cluster.login(browser, account.username, account.password, before_credentials)
+    return sso_login(browser, cluster.sp_url, account.username, account.password,
+                     before_credentials=before_credentials)
+
+
 def new_sp_session(cluster: Cluster, browser: FastBrowser) -> Forgotten:
     """A new SP session for the same browser: drop the cookies the SP set, keep those of the whole IdP cluster."""
     return forget_sp_session(browser.cookies, cluster.sp_url, [cluster.lb_url, *cluster.nodes.values()])
@@ -81,7 +96,7 @@ def check_each_node(cluster: Cluster, account: Account) -> CheckResult:
     result = CheckResult("Test 1", passed=True)
     for name in cluster.nodes:
         with FastBrowser(verify=cluster.verify, route=pinned_to(cluster, name)) as browser:
-            outcome = sso_login(browser, cluster.sp_url, account.username, account.password)
+            outcome = login(cluster, browser, account)
             result.passed &= outcome.ok
             result.evidence.append(_describe(f"via {name}", outcome, browser))
     return result
@@ -90,14 +105,14 @@ def check_each_node(cluster: Cluster, account: Account) -> CheckResult:
 def check_sso_across_nodes(cluster: Cluster, account: Account) -> CheckResult:
     first, second = list(cluster.nodes)[:2]
     with FastBrowser(verify=cluster.verify, route=pinned_to(cluster, first)) as browser:
-        login = sso_login(browser, cluster.sp_url, account.username, account.password)
-        result = CheckResult("Test 2", passed=False, evidence=[_describe(f"login via {first}", login, browser)])
-        if not login.ok:
+        first_login = login(cluster, browser, account)
+        result = CheckResult("Test 2", passed=False, evidence=[_describe(f"login via {first}", first_login, browser)])
+        if not first_login.ok:
             return result
         forgotten = new_sp_session(cluster, browser)
         result.evidence.append(f"new SP session: {forgotten}")
         browser.route = pinned_to(cluster, second)
-        again = sso_login(browser, cluster.sp_url, account.username, account.password)
+        again = login(cluster, browser, account)
         result.passed = again.ok and not again.password_asked and not forgotten.undecided
         result.evidence.append(_describe(f"new SP session via {second}", again, browser))
     return result
@@ -110,7 +125,7 @@ def check_login_across_nodes(cluster: Cluster, account: Account) -> CheckResult:
         b.route = pinned_to(cluster, second)
 
     with FastBrowser(verify=cluster.verify, route=pinned_to(cluster, first)) as browser:
-        outcome = sso_login(browser, cluster.sp_url, account.username, account.password, before_credentials=switch)
+        outcome = login(cluster, browser, account, before_credentials=switch)
         description = _describe(f"form via {first}, credentials via {second}", outcome, browser)
     return CheckResult("Test 3", passed=outcome.ok, evidence=[description])
 

@@ -3,7 +3,8 @@
 Users stay in LDAP (read-only federation, as the 2012 report kept them in OpenLDAP): Keycloak searches and binds
 as the lab IdPs' service account and checks each password by a bind as the user. The SP is the client its own
 metadata describes (entity ID, HTTP-POST ACS), answered with a signed Response and eduPersonPrincipalName, the
-attribute the lab's SP takes REMOTE_USER from.
+attribute the lab's SP takes REMOTE_USER from. Two OpenID Connect RPs (OIDC_CLIENT_ID, OIDC_PUBLIC_CLIENT_ID) serve
+the OIDC kind as a virtual RP.
 """
 
 from __future__ import annotations
@@ -11,6 +12,11 @@ from __future__ import annotations
 import json
 
 REALM = "authbench"
+# OpenID Connect RPs (issue 28): a confidential client (secret made per lab, in a 0600 file) and a public one, both
+# for the code flow with PKCE S256, redirecting to the OIDC kind's default virtual-RP URI (nothing listens there).
+OIDC_CLIENT_ID = "authbench-oidc"
+OIDC_PUBLIC_CLIENT_ID = "authbench-oidc-public"
+OIDC_REDIRECT_URI = "http://127.0.0.1:9/authbench/callback"  # authbench.kinds.oidc.DEFAULT_REDIRECT_URI
 EPPN = "urn:oid:1.3.6.1.4.1.5923.1.1.1.6"
 KEY_PRIORITY = "200"  # above any generated key, so the lab PKI's pair signs
 LDAP_SEARCH_ONE_LEVEL = "1"
@@ -86,8 +92,23 @@ def _client(sp_entity_id: str, acs_urls: list[str]) -> dict:
     }
 
 
+def _oidc_client(client_id: str, secret: str) -> dict:
+    """An OpenID Connect RP for the code flow, PKCE S256 required; with a secret a confidential client (basic or post
+    at the token endpoint) whose service account also allows client_credentials, without one a public client."""
+    client = {
+        "clientId": client_id, "name": f"authbench OIDC RP ({'confidential' if secret else 'public'})",
+        "protocol": "openid-connect", "enabled": True, "publicClient": not secret, "standardFlowEnabled": True,
+        "implicitFlowEnabled": False, "directAccessGrantsEnabled": False, "consentRequired": False,
+        "fullScopeAllowed": True, "redirectUris": [OIDC_REDIRECT_URI], "webOrigins": [], "frontchannelLogout": False,
+        "attributes": {"pkce.code.challenge.method": "S256", "post.logout.redirect.uris": "+"},
+    }
+    if secret:
+        client.update(clientAuthenticatorType="client-secret", secret=secret, serviceAccountsEnabled=True)
+    return client
+
+
 def render(*, ldap_url: str, bind_dn: str, bind_password: str, users_dn: str, signing_key: str, signing_cert: str,
-           sp_entity_id: str, acs_urls: list[str]) -> str:
+           sp_entity_id: str, acs_urls: list[str], oidc_secret: str) -> str:
     realm = {
         "realm": REALM, "enabled": True, "sslRequired": "external", "registrationAllowed": False,
         "loginWithEmailAllowed": False, "bruteForceProtected": False,
@@ -95,6 +116,7 @@ def render(*, ldap_url: str, bind_dn: str, bind_password: str, users_dn: str, si
             "org.keycloak.keys.KeyProvider": _keys(signing_key, signing_cert),
             "org.keycloak.storage.UserStorageProvider": [_ldap(ldap_url, bind_dn, bind_password, users_dn)],
         },
-        "clients": [_client(sp_entity_id, acs_urls)],
+        "clients": [_client(sp_entity_id, acs_urls), _oidc_client(OIDC_CLIENT_ID, oidc_secret),
+                    _oidc_client(OIDC_PUBLIC_CLIENT_ID, "")],
     }
     return json.dumps(realm, indent=2)

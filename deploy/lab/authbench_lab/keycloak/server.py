@@ -8,7 +8,8 @@ writes name the balanced endpoint. The nodes find each other through the lab's P
 Keycloak's default `jdbc-ping` stack) and talk over TCP on loopback.
 
 Secrets stay in 0600 files of the run directory: the database password (in each node's conf/keycloak.conf, not
-on the command line), the LDAP bind password and the realm's SAML signing key (in node A's realm import file).
+on the command line), the LDAP bind password, the realm's SAML signing key and the OIDC client's secret (in node A's
+realm import file; the secret also in its own file, for the OIDC kind).
 """
 
 from __future__ import annotations
@@ -64,6 +65,16 @@ def root(config: cfg.LabConfig) -> Path:
 
 def db_password_file(config: cfg.LabConfig) -> Path:
     return root(config) / "db.password"
+
+
+def oidc_secret_file(config: cfg.LabConfig) -> Path:
+    """The confidential OIDC client's secret (0600): the OIDC kind reads it for a `lab:keycloak-…` target."""
+    return root(config) / "oidc-client.secret"
+
+
+def oidc_clients(config: cfg.LabConfig) -> dict[str, Path | None]:
+    """The realm's OIDC RPs: client_id → the file holding its secret (None: a public client)."""
+    return {realm.OIDC_CLIENT_ID: oidc_secret_file(config), realm.OIDC_PUBLIC_CLIENT_ID: None}
 
 
 def home(config: cfg.LabConfig, node: str) -> Path:
@@ -207,7 +218,8 @@ def realm_json(config: cfg.LabConfig) -> str:
     return realm.render(
         ldap_url=config.ldap_url(), bind_dn=cfg.LDAP_IDP_DN,
         bind_password=pki.read_secret(slapd.paths(config).idp_password), users_dn=cfg.LDAP_PEOPLE,
-        signing_key=key.read_text(), signing_cert=cert.read_text(), sp_entity_id=sp_entity, acs_urls=acs_urls)
+        signing_key=key.read_text(), signing_cert=cert.read_text(), sp_entity_id=sp_entity, acs_urls=acs_urls,
+        oidc_secret=pki.read_secret(pki.ensure_secret(oidc_secret_file(config))))
 
 
 # -- the SP, once Keycloak answers ------------------------------------------------------------------------

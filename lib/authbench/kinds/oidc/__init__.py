@@ -1,21 +1,24 @@
 """OpenID Connect: the authorization code flow with PKCE, authbench being a virtual relying party.
 
 Target: `oidc+https://ISSUER` (or `--kind oidc --target https://ISSUER`): everything else is read from the
-issuer's discovery document. The walk is `flow.py`, the Locust user `user.OIDCUser`; see docs/oidc.md.
+issuer's discovery document. `oidc+lab:keycloak-DESIGN` (or `--kind oidc --target lab:keycloak-DESIGN`) is the lab's
+Keycloak realm, with its CA, accounts and registered RP (the secret read from the lab's 0600 file). The walk is
+`flow.py`, the Locust user `user.OIDCUser`; see docs/oidc.md.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from ... import embedded_lab
 from ...errors import AuthbenchError
 from ..base import Capabilities, CommonOptions, Journey, Kind
 from ..common import accounts, check_url, load_key, tls_verify
-from .grants import VARIANTS
+from .grants import CLIENT_CREDENTIALS, CODE_FLOW, VARIANTS
 
 PREFIX = "oidc+"  # oidc+https://issuer
 SECRET_ENV = "AUTHBENCH_CLIENT_SECRET"  # where a confidential client's secret comes from by default
@@ -26,11 +29,13 @@ AUTO = "auto"  # client_secret_basic with a secret, none (a public client) witho
 
 @dataclass(frozen=True)
 class Options:
-    """The login form's options (not --expect or --reuse-session: the journey ends with tokens, each one fresh)."""
+    """The login form's options, --reuse-session (returning users), the RP's registration; not --expect: the journey
+    ends with tokens, not a page."""
 
     login_form: str = "auto"
     username_field: str | None = None
     password_field: str | None = None
+    reuse_session: bool = False
     new_connection: bool = False
     client_id: str | None = None
     client_secret_file: str | None = None
@@ -39,15 +44,30 @@ class Options:
     scope: str = DEFAULT_SCOPE
     validate_id_token: bool = False
     userinfo: bool = False
+    no_token_exchange: bool = False
     grant: str = "code-flow"  # grants.GRANTS: which journey; each also a named variant (grants.VARIANTS)
     post_logout_redirect_uri: str = ""
 
 
 def add_options(group: Any) -> None:
     from . import grants
+
+    add_client_options(group)
+    grants.add_option(group)
+    group.add_argument("--validate-id-token", action="store_true",
+                       help="check the ID token: signature (the JWKS, fetched once), iss, aud, exp, nonce")
+    group.add_argument("--userinfo", action="store_true", help="call the userinfo endpoint with the access token")
+    group.add_argument("--no-token-exchange", action="store_true",
+                       help="end each journey with the code on the redirect (no token request): the provider's login "
+                       "work alone")
+
+
+def add_client_options(group: Any) -> None:
+    """The RP authbench plays, as registered at the provider (run's options, and check-cluster's for an OP)."""
     from .flow import CLIENT_AUTH
 
-    group.add_argument("--client-id", help="the RP's client_id, as registered at the provider")
+    group.add_argument("--client-id", help="the RP's client_id, as registered at the provider (a lab: target's "
+                       "default: the lab's confidential RP)")
     group.add_argument("--client-secret-file", help=f"file holding the client secret (default ${SECRET_ENV}; "
                        "neither: a public client)")
     group.add_argument("--client-auth", choices=(AUTO, *CLIENT_AUTH), default=AUTO,
@@ -56,10 +76,6 @@ def add_options(group: Any) -> None:
     group.add_argument("--redirect-uri", default=DEFAULT_REDIRECT_URI,
                        help=f"the RP's registered redirect_uri, caught, never called (default {DEFAULT_REDIRECT_URI})")
     group.add_argument("--scope", default=DEFAULT_SCOPE, help=f"scopes asked for (default {DEFAULT_SCOPE})")
-    group.add_argument("--validate-id-token", action="store_true",
-                       help="check the ID token: signature (the JWKS, fetched once), iss, aud, exp, nonce")
-    group.add_argument("--userinfo", action="store_true", help="call the userinfo endpoint with the access token")
-    grants.add_option(group)
 
 
 def claims(target: str) -> bool:
@@ -72,59 +88,110 @@ def issuer_of(target: str) -> str:
     return issuer
 
 
-def client_secret(options: Options) -> str:
-    """From --client-secret-file, else $AUTHBENCH_CLIENT_SECRET; "" for a public client. Never an option's value."""
+def client_secret(options: Options, lab_clients: dict | None = None) -> str:
+    """From --client-secret-file, else the lab's file for one of its RPs ("" for its public one), else
+    $AUTHBENCH_CLIENT_SECRET; "" for a public client. Never an option's value."""
     if options.client_secret_file:
-        try:
-            secret = Path(options.client_secret_file).read_text().strip()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise AuthbenchError(f"cannot read --client-secret-file {options.client_secret_file!r}: "
-                                 f"{getattr(exc, 'strerror', None) or exc}") from None
-        if not secret:
-            raise AuthbenchError(f"--client-secret-file {options.client_secret_file!r} is empty; put the secret in it")
-        return secret
+        return _read_secret(options.client_secret_file, "--client-secret-file")
+    if lab_clients and options.client_id in lab_clients:
+        path = lab_clients[options.client_id]
+        return _read_secret(str(path), f"the lab's secret of {options.client_id}") if path else ""
     return os.environ.get(SECRET_ENV, "")
 
 
-def prepare(common: CommonOptions, options: Options) -> Journey:
-    from ...journeys.settings import login_fields
-    from . import grants
-    from .flow import BASIC, NONE, Client
-    from .user import OIDCSettings, OIDCUser, preflight
+def _read_secret(path: str, what: str) -> str:
+    try:
+        secret = Path(path).read_text().strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise AuthbenchError(f"cannot read {what} {path!r}: {getattr(exc, 'strerror', None) or exc}") from None
+    if not secret:
+        raise AuthbenchError(f"{what} {path!r} is empty; put the secret in it")
+    return secret
 
-    issuer = issuer_of(common.target)
+
+@dataclass(frozen=True)
+class Where:
+    """What the target resolves to: the issuer, and for a lab cluster its CA, accounts, RPs and backend."""
+
+    issuer: str
+    lab_ca: str | None = None
+    lab_accounts: dict | None = None
+    lab_clients: dict | None = None
+    backend: str | None = None
+
+
+def resolve(target: str, lab_dir: str) -> Where:
+    """`oidc+https://ISSUER`, `https://ISSUER` (with --kind oidc), or `[oidc+]lab:CLUSTER` (the lab's Keycloak)."""
+    name = target[len(PREFIX):] if target.startswith(PREFIX) else target
+    if not name.startswith(embedded_lab.PREFIX):
+        return Where(issuer_of(target))
+    backend = name[len(embedded_lab.PREFIX):]
+    config = embedded_lab.running(lab_dir)
+    op = embedded_lab.oidc_provider(config, backend)
+    return Where(op["issuer"], op["ca"], embedded_lab.account_defaults(config), op["clients"], backend)
+
+
+def client_of(options: Options, where: Where):
+    """The RP authbench plays (flow.Client): --client-id (a lab's default RP without it), its secret, its auth."""
+    from .flow import BASIC, NONE, Client
+
+    if where.lab_clients and not options.client_id:  # the lab's confidential RP
+        options = replace(options, client_id=next(iter(where.lab_clients)))
     if not options.client_id:
         raise AuthbenchError("an OIDC target needs --client-id: the RP's client_id as registered at the provider")
     check_url(options.redirect_uri, "--redirect-uri")
-    secret = client_secret(options)
+    if options.grant != CLIENT_CREDENTIALS and "openid" not in options.scope.split():
+        raise AuthbenchError(f"--scope {options.scope!r} lacks openid: an OpenID Connect login asks for it")
+    secret = client_secret(options, where.lab_clients)
     auth = options.client_auth if options.client_auth != AUTO else BASIC if secret else NONE
     if auth != NONE and not secret:
         raise AuthbenchError(f"--client-auth {auth} needs the client secret: set ${SECRET_ENV} or give "
                              "--client-secret-file")
-    if options.grant != grants.CODE_FLOW or options.post_logout_redirect_uri:
-        return grants.prepare(common, options, issuer, secret, auth, DEFAULT_SCOPE)
-    if "openid" not in options.scope.split():
-        raise AuthbenchError(f"--scope {options.scope!r} lacks openid: an OpenID Connect login asks for it")
-    verify = tls_verify(common.ca_bundle, common.insecure)
-    picker, account_source = accounts(common.accounts, None)
+    return Client(options.client_id, options.redirect_uri, options.scope, auth, secret)
 
-    client = Client(options.client_id, options.redirect_uri, options.scope, auth, secret)
+
+def prepare(common: CommonOptions, options: Options) -> Journey:
+    from ...journeys.settings import login_fields
+    from .user import OIDCSettings, OIDCUser, preflight
+
+    where = resolve(common.target, common.lab_dir)
+    issuer = where.issuer
+    client = client_of(options, where)
+    if options.grant != CODE_FLOW or options.post_logout_redirect_uri:
+        from . import grants
+
+        if options.no_token_exchange:
+            raise AuthbenchError(f"--no-token-exchange is for --grant code-flow, not {options.grant}")
+        return grants.prepare(common, options, where, client, DEFAULT_SCOPE)
+    auth = client.auth
+    verify = tls_verify(common.ca_bundle, common.insecure, where.lab_ca)
+    picker, account_source = accounts(common.accounts, where.lab_accounts)
+
+    if options.no_token_exchange and (options.validate_id_token or options.userinfo):
+        raise AuthbenchError("--no-token-exchange ends the journey with the code: no tokens for --validate-id-token "
+                             "or --userinfo")
     settings = OIDCSettings(issuer, picker, verify, common.timeout,
                             login_fields(options.login_form, options.username_field, options.password_field),
-                            False, options.new_connection, pace=common.pace, client=client,
-                            validate_id_token=options.validate_id_token, userinfo=options.userinfo)
+                            options.reuse_session, options.new_connection, pace=common.pace, client=client,
+                            validate_id_token=options.validate_id_token, userinfo=options.userinfo,
+                            token_exchange=not options.no_token_exchange)
     record = {"target": issuer, "journey": KIND.name, "flow": "authorization code + PKCE S256",
               "client_id": client.client_id, "client_auth": auth, "redirect_uri": client.redirect_uri,
               "scope": client.scope, "validate_id_token": options.validate_id_token, "userinfo": options.userinfo,
+              "reuse_session": options.reuse_session, "token_exchange": not options.no_token_exchange,
               "tls_verify": verify if isinstance(verify, bool) else f"CA bundle {verify}",
               "timeout_s": common.timeout, "accounts": account_source, "login_form": settings.describe_fields(),
               "new_connection": options.new_connection}
     checks = " and ID token valid" if options.validate_id_token else ""
+    ends = "code received (no token request)" if options.no_token_exchange else f"tokens received{checks}"
     port = urlsplit(issuer).port or (443 if issuer.startswith("https") else 80)
-    return Journey(OIDCUser, settings, record, issuer, load_key(issuer, common.lab_dir, False),
-                   lambda: preflight(settings), churn_port=port if options.new_connection else None,
-                   summary_line=f"issuer {issuer}: code flow, tokens received{checks}")
+    on_lab = where.backend is not None
+    return Journey(OIDCUser, settings, record, issuer, load_key(issuer, common.lab_dir, on_lab),
+                   lambda: preflight(settings), lab_dir=common.lab_dir if on_lab else "", backend=where.backend,
+                   churn_port=port if options.new_connection else None,
+                   summary_line=f"issuer {issuer}: code flow, {ends}")
 
 
-KIND = Kind("oidc", "OIDC code flow", "oidc+https://ISSUER (or --kind oidc --target https://ISSUER)", claims,
-            Options, prepare, Capabilities(), add_options, variants=VARIANTS)  # --mix code-flow=1,refresh=5
+KIND = Kind("oidc", "OIDC code flow", "oidc+https://ISSUER or oidc+lab:keycloak-DESIGN (or --kind oidc --target "
+            "https://ISSUER)", claims, Options, prepare, Capabilities(returning_users=True), add_options,
+            variants=VARIANTS)  # --mix code-flow=1,refresh=5

@@ -13,6 +13,7 @@ import base64
 import hashlib
 import json
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, quote_plus, urlencode, urlsplit
@@ -30,6 +31,8 @@ CONSENT_BUTTONS = ("accept", "allow", "approve", "consent", "_eventId_proceed", 
 # OAuth error codes a provider's error page may name (RFC 6749 4.1.2.1, 5.2; oidc-provider's own).
 ERROR_CODES = ("invalid_redirect_uri", "unauthorized_client", "invalid_client", "invalid_request", "invalid_scope",
                "access_denied", "unsupported_response_type", "server_error", "invalid_grant")
+# What a provider's error page says in words instead of a code (Keycloak's "login-error" page, 26.x).
+ERROR_PHRASES = {"Invalid parameter: redirect_uri": "invalid_redirect_uri", "Client not found": "invalid_client"}
 
 # Failure reasons, beside SAML's own (bad credentials, no login form found, http status, timeout, connection error)
 DISCOVERY_ERROR = "discovery error"  # no discovery document, or one lacking an endpoint
@@ -177,7 +180,8 @@ def discover(rp: FastBrowser, issuer: str) -> Provider:
 
 
 def _error_code(text: str) -> str:
-    return next((code for code in ERROR_CODES if code in text), "")
+    return next((code for code in ERROR_CODES if code in text), "") or \
+        next((code for phrase, code in ERROR_PHRASES.items() if phrase in text), "")
 
 
 def _consent_button(form: Form) -> str | None:
@@ -185,8 +189,10 @@ def _consent_button(form: Form) -> str | None:
 
 
 def authorize(browser: FastBrowser, flow: Flow, provider: Provider, client: Client, username: str, password: str,
-              fields: tuple[LoginFields, ...]) -> None:
-    """Browser side: from the authorization request to the code on the caught redirect (flow.code)."""
+              fields: tuple[LoginFields, ...], before_credentials: Callable[[FastBrowser], None] | None = None) -> None:
+    """Browser side: from the authorization request to the code on the caught redirect (flow.code).
+    `before_credentials(browser)` runs once the login form is in hand (the cluster checks' Test 3 moves the browser
+    to another node there)."""
 
     def namer(method: str, url: str, page: Page, previous: str) -> str:
         if page.status < 300 and (forms := page.forms()):
@@ -210,6 +216,8 @@ def authorize(browser: FastBrowser, flow: Flow, provider: Provider, client: Clie
             if flow.password_asked:
                 raise FlowFailed(BAD_CREDENTIALS, "login form shown again: " + _where(page), page)
             flow.password_asked = True
+            if before_credentials is not None:
+                before_credentials(browser)
             form, names = login
             button = names.submit if names.submit in form.buttons else None
             page = browser.submit(form, {names.username: username, names.password: password}, button,
@@ -276,11 +284,15 @@ def userinfo(rp: FastBrowser, provider: Provider, tokens: Tokens) -> None:
 
 
 def run_flow(browser: FastBrowser, rp: FastBrowser, flow: Flow, provider: Provider, client: Client, username: str,
-             password: str, fields: tuple[LoginFields, ...], validator: Any = None, with_userinfo: bool = False
-             ) -> Tokens:
-    """The whole journey: authorize, exchange, then what was asked of the tokens. Raises FlowFailed."""
+             password: str, fields: tuple[LoginFields, ...], validator: Any = None, with_userinfo: bool = False,
+             before_credentials: Callable[[FastBrowser], None] | None = None, exchange_code: bool = True
+             ) -> Tokens | None:
+    """The whole journey: authorize, exchange (unless not `exchange_code`: then it ends with the code), then what was
+    asked of the tokens. Raises FlowFailed."""
     try:
-        authorize(browser, flow, provider, client, username, password, fields)
+        authorize(browser, flow, provider, client, username, password, fields, before_credentials)
+        if not exchange_code:
+            return None
         tokens = flow.tokens = exchange(rp, flow, provider, client)
         if validator is not None:
             tokens.claims = validator.validate(rp, tokens.id_token, flow.nonce)

@@ -49,18 +49,20 @@ def add_option(group: Any) -> None:
                        "(default none: the provider's own signed-out page is success)")
 
 
-def prepare(common: CommonOptions, options: Any, issuer: str, secret: str, auth: str, default_scope: str) -> Journey:
-    """The journey of a grant other than the code flow, from the kind's checked options (`__init__.prepare`)."""
+def prepare(common: CommonOptions, options: Any, where: Any, rp: Any, default_scope: str) -> Journey:
+    """The journey of a grant other than the code flow, from the kind's checked options, the target resolved
+    (`where`: issuer, and a lab's CA and accounts) and the RP (`rp`: flow.Client) (`__init__.prepare`)."""
     from ...accounts import Account, AccountPicker
     from ...journeys.settings import login_fields
     from .flow import NONE, Client
     from .grant_user import USERS, GrantSettings, preflight
 
     grant = options.grant
+    issuer, auth, secret = where.issuer, rp.auth, rp.secret
     if grant in CONFIDENTIAL and auth == NONE:
         raise AuthbenchError(f"--grant {grant} needs a confidential client: give its secret ($AUTHBENCH_CLIENT_SECRET "
                              "or --client-secret-file), not --client-auth none")
-    if getattr(options, "reuse_session", False):  # returning users are the code flow's
+    if options.reuse_session:  # returning users are the code flow's
         raise AuthbenchError(f"--reuse-session is for --grant code-flow, not {grant}")
     if options.post_logout_redirect_uri:
         if grant != LOGOUT:
@@ -72,14 +74,12 @@ def prepare(common: CommonOptions, options: Any, issuer: str, secret: str, auth:
         picker = AccountPicker([Account(options.client_id, "")])  # no user: samples name the client
         account_source: dict[str, Any] = {"type": "none: the client's own token"}
     else:
-        if "openid" not in scope.split():
-            raise AuthbenchError(f"--scope {scope!r} lacks openid: an OpenID Connect login asks for it")
         try:
-            picker, account_source = accounts(common.accounts, None)
+            picker, account_source = accounts(common.accounts, where.lab_accounts)
         except AuthbenchError as exc:
             raise AuthbenchError(f"{exc} (--grant {grant} logs users in with the code flow)") from None
-    verify = tls_verify(common.ca_bundle, common.insecure)
-    client = Client(options.client_id, options.redirect_uri, scope, auth, secret)
+    verify = tls_verify(common.ca_bundle, common.insecure, where.lab_ca)
+    client = Client(rp.client_id, rp.redirect_uri, scope, auth, secret)
     settings = GrantSettings(issuer, picker, verify, common.timeout,
                              login_fields(options.login_form, options.username_field, options.password_field),
                              False, options.new_connection, pace=common.pace, client=client,
@@ -95,6 +95,8 @@ def prepare(common: CommonOptions, options: Any, issuer: str, secret: str, auth:
     if grant == LOGOUT:
         record["post_logout_redirect_uri"] = options.post_logout_redirect_uri or "none"
     port = urlsplit(issuer).port or (443 if issuer.startswith("https") else 80)
-    return Journey(USERS[grant], settings, record, issuer, load_key(issuer, common.lab_dir, False),
-                   lambda: preflight(settings), churn_port=port if options.new_connection else None,
+    on_lab = where.backend is not None
+    return Journey(USERS[grant], settings, record, issuer, load_key(issuer, common.lab_dir, on_lab),
+                   lambda: preflight(settings), lab_dir=common.lab_dir if on_lab else "", backend=where.backend,
+                   churn_port=port if options.new_connection else None,
                    summary_line=f"issuer {issuer}: {SUCCESS[grant]}")

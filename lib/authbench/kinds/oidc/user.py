@@ -1,5 +1,9 @@
 """The OIDC code-flow Locust user: one authorization, login and token exchange per iteration.
 
+With --reuse-session a user keeps its account and its browser's cookies (the provider's: a virtual RP sets none),
+so a journey whose authorization request is answered without the password is SSO; each is classified fresh,
+reused or lost by journeys.returning, as SAML's are.
+
 Each user has two clients: its browser (cookies; the redirect to the redirect_uri is caught) and the RP's
 back channel (token, JWKS, userinfo: no cookies). Discovery and the JWKS are read once per process and kept
 in the settings. Failure evidence never holds a secret: the password, the client secret, the code, the PKCE
@@ -12,6 +16,7 @@ from dataclasses import dataclass, field
 
 from ...accounts import Account
 from ...journeys.fastbrowser import FastBrowser
+from ...journeys.returning import ReturningUser
 from ...journeys.saml import page_url
 from ...journeys.settings import WebSettings
 from ...journeys.trail import Trail, redact_page
@@ -22,6 +27,7 @@ from . import flow as oidc
 from .idtoken import Validator
 
 JSON = "application/json"  # what the RP's back channel asks for (providers negotiate their error bodies)
+PROVIDER_STEPS = frozenset((oidc.AUTHORIZE, oidc.LOGIN_FORM, oidc.LOGIN_POST, oidc.CONSENT))  # the browser at the OP
 
 
 @dataclass
@@ -31,6 +37,7 @@ class OIDCSettings(WebSettings):
     client: oidc.Client = field(default_factory=lambda: oidc.Client("", ""))
     validate_id_token: bool = False
     userinfo: bool = False
+    token_exchange: bool = True  # False: the journey ends with the code (--no-token-exchange)
     _provider: oidc.Provider | None = field(default=None, repr=False)  # discovery, once per process
     _validator: Validator | None = field(default=None, repr=False)
 
@@ -48,14 +55,15 @@ class OIDCSettings(WebSettings):
 
 
 def login_once(settings: OIDCSettings, browser: FastBrowser, rp: FastBrowser, flow: oidc.Flow,
-               account: Account) -> oidc.Tokens:
+               account: Account) -> oidc.Tokens | None:
     """Raises oidc.FlowFailed."""
     try:
         provider = settings.provider(rp)
     except (OSError, ValueError) as exc:  # TimeoutError is an OSError
         raise oidc.FlowFailed(oidc.DISCOVERY_ERROR, f"{type(exc).__name__}: {exc}") from None
     return oidc.run_flow(browser, rp, flow, provider, settings.client, account.username, account.password,
-                         settings.fields, settings.validator(provider), settings.userinfo)
+                         settings.fields, settings.validator(provider), settings.userinfo,
+                         exchange_code=settings.token_exchange)
 
 
 def warm(settings: OIDCSettings) -> None:
@@ -108,6 +116,19 @@ FIXES = {
 }
 
 
+# A code the provider refused (RFC 6749 5.2 invalid_grant) in a preflight is no secret's fault: it was used once
+# only, so the node that redeemed it did not know it.
+INVALID_GRANT_FIX = ("the code was unknown where the RP redeemed it: a provider cluster whose nodes do not share "
+                     "codes and sessions (unclustered behind a balancer: the RP's token request has no cookie to be "
+                     "sticky by) needs clustering, or the code expired (check the provider's clock)")
+
+
+def likely_fix(failed: oidc.FlowFailed) -> str:
+    if failed.reason == oidc.TOKEN_ERROR and failed.detail.startswith("invalid_grant"):
+        return INVALID_GRANT_FIX
+    return FIXES.get(failed.reason, "check --target and the provider logs")
+
+
 def preflight(settings: OIDCSettings) -> OneJourneyCheck:
     """One whole journey with the first account before any load: ok, or one line with the step and a fix."""
     account = settings.accounts.pick()
@@ -120,7 +141,7 @@ def preflight(settings: OIDCSettings) -> OneJourneyCheck:
     except oidc.FlowFailed as failed:
         step = trail.last_step or oidc.DISCOVERY
         failure = (f"login as {account.username} failed at step {step!r}: {failed.reason}: {failed.detail}; "
-                   f"likely fix: {FIXES.get(failed.reason, 'check --target and the provider logs')}")
+                   f"likely fix: {likely_fix(failed)}")
     finally:
         browser.close_connections()
         rp.close_connections()
@@ -136,6 +157,7 @@ class OIDCUser(JourneyUser):
         settings: OIDCSettings = self.run_context.settings
         self.trail = Trail()
         self.browser, self.rp = browsers(settings, self._report)
+        self.returning = ReturningUser(idp_steps=PROVIDER_STEPS)
         warm(settings)
 
     def on_stop(self) -> None:
@@ -150,8 +172,12 @@ class OIDCUser(JourneyUser):
 
     def journey(self) -> JourneyOutcome:
         settings: OIDCSettings = self.run_context.settings
-        self.browser.clear_cookies()  # every journey a full authentication
-        account = settings.accounts.pick()
+        returning = self.returning if settings.reuse_session else None
+        if returning is None:
+            self.browser.clear_cookies()  # every journey a full authentication
+            account = settings.accounts.pick()
+        else:  # a returning user: its own account, the provider's cookies kept; a virtual RP has none to drop
+            account = returning.account = returning.account or settings.accounts.pick()
         self.trail.clear()
         flow = oidc.Flow()
         try:
@@ -162,6 +188,8 @@ class OIDCUser(JourneyUser):
                                     step=self.trail.last_step or oidc.DISCOVERY)
             if self.run_context.failures.wants(failure.reason):
                 result.evidence = evidence(failure, self.trail, self.browser, flow, settings, account)
+        if returning is not None:  # fresh, reused (no password asked: SSO) or lost, as for SAML
+            result.session = returning.after(self.trail.hops, result.ok, flow.password_asked)
         if settings.new_connection:
             self.browser.close_connections()
             self.rp.close_connections()
