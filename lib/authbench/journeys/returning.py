@@ -27,7 +27,7 @@ SESSION_CLASSES = (FRESH, REUSED, LOST, SP_SESSION)
 IDP_STEPS = frozenset((IDP_SSO, STORAGE_READ, STORAGE_WRITE, LOGIN_FORM, LOGIN_POST, CONSENT, IDP_RESPONSE))
 
 
-def idp_bases(hops: Iterable[Hop]) -> set[str]:
+def idp_bases(hops: Iterable[Hop], steps: frozenset[str] = IDP_STEPS) -> set[str]:
     """The IdP's base URLs seen in a journey: origin and first path segment of each IdP step's URL.
 
     The first segment (`/idp` for Shibboleth) is what tells the IdP's cookies from the SP's when both
@@ -35,7 +35,7 @@ def idp_bases(hops: Iterable[Hop]) -> set[str]:
     """
     bases = set()
     for step, _method, url, _status, _exception in hops:
-        if step in IDP_STEPS:
+        if step in steps:
             parts = urlsplit(url)
             segment = parts.path.lstrip("/").split("/", 1)[0]
             bases.add(f"{parts.scheme}://{parts.netloc}/{segment}" if segment else f"{parts.scheme}://{parts.netloc}")
@@ -59,6 +59,7 @@ class ReturningUser:
     account: object = None  # accounts.Account, picked at the first journey and kept
     logged_in: bool = False
     idp_urls: set[str] = field(default_factory=set)
+    idp_steps: frozenset[str] = IDP_STEPS  # the steps that are the IdP's (another protocol's: the OIDC provider's)
 
     def new_sp_session(self, jar: CookieJar, sp_url: str) -> Forgotten | None:
         """Forget the SP's cookies before a journey; nothing to do before the first IdP was seen."""
@@ -69,7 +70,7 @@ class ReturningUser:
 
     def after(self, hops: list[Hop], ok: bool, password_asked: bool) -> str:
         """Learn from a finished journey; returns its class."""
-        bases = idp_bases(hops)
+        bases = idp_bases(hops, self.idp_steps)
         kind = classify(self.logged_in, bool(bases), password_asked, ok)
         self.idp_urls |= bases
         if ok:
