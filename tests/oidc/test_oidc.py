@@ -128,8 +128,8 @@ def oidc_fields():
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["--expect", "x"], "OIDC code flow cannot take --expect: it is for"),
-    (["--reuse-session"], "OIDC code flow cannot take --reuse-session: it is for"),
+    (["--expect", "x"], "--expect is for a real RP: a virtual RP's journey ends with tokens"),
+    (["--reuse-session"], "--reuse-session is for a real RP"),
     (["--client-id", ""], "an OIDC target needs --client-id"),
     (["--client-auth", "client_secret_post"], "--client-auth client_secret_post needs the client secret"),
     (["--scope", "profile"], "--scope 'profile' lacks openid"),

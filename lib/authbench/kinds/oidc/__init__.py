@@ -2,6 +2,7 @@
 
 Target: `oidc+https://ISSUER` (or `--kind oidc --target https://ISSUER`): everything else is read from the
 issuer's discovery document. The walk is `flow.py`, the Locust user `user.OIDCUser`; see docs/oidc.md.
+With `--rp target` the target is a real RP's protected URL instead, walked like an SP (`real_rp.py`).
 """
 
 from __future__ import annotations
@@ -22,15 +23,17 @@ SECRET_ENV = "AUTHBENCH_CLIENT_SECRET"  # where a confidential client's secret c
 DEFAULT_REDIRECT_URI = "http://127.0.0.1:9/authbench/callback"  # loopback, port 9 (discard): nothing answers
 DEFAULT_SCOPE = "openid"
 AUTO = "auto"  # client_secret_basic with a secret, none (a public client) without
+VIRTUAL, TARGET = "virtual", "target"  # --rp: authbench is the RP, or the app at --target is
 
 
 @dataclass(frozen=True)
 class Options:
-    """The login form's options (not --expect or --reuse-session: the journey ends with tokens, each one fresh)."""
+    """The login form's options, the RP's registration; --reuse-session and --expect for a real RP (--rp target)."""
 
     login_form: str = "auto"
     username_field: str | None = None
     password_field: str | None = None
+    reuse_session: bool = False
     new_connection: bool = False
     client_id: str | None = None
     client_secret_file: str | None = None
@@ -41,12 +44,19 @@ class Options:
     userinfo: bool = False
     grant: str = "code-flow"  # grants.GRANTS: which journey; each also a named variant (grants.VARIANTS)
     post_logout_redirect_uri: str = ""
+    rp: str = VIRTUAL
+    expect: str | None = None
+    expect_regex: str | None = None
+    expect_status: int | None = None
 
 
 def add_options(group: Any) -> None:
     from . import grants
     from .flow import CLIENT_AUTH
 
+    group.add_argument("--rp", choices=(VIRTUAL, TARGET), default=VIRTUAL,
+                       help="virtual: authbench is the RP, --target the issuer (default); target: --target is a real "
+                       "RP's protected URL, walked like an SP's (the app redeems the code)")
     group.add_argument("--client-id", help="the RP's client_id, as registered at the provider")
     group.add_argument("--client-secret-file", help=f"file holding the client secret (default ${SECRET_ENV}; "
                        "neither: a public client)")
@@ -92,6 +102,16 @@ def prepare(common: CommonOptions, options: Options) -> Journey:
     from .flow import BASIC, NONE, Client
     from .user import OIDCSettings, OIDCUser, preflight
 
+    if options.rp == TARGET:
+        from .real_rp import prepare as through_real_rp
+
+        return through_real_rp(common, options, common.target.removeprefix(PREFIX))
+    refused = next((flag for flag, given in (("--reuse-session", options.reuse_session), ("--expect", options.expect),
+                    ("--expect-regex", options.expect_regex), ("--expect-status", options.expect_status is not None))
+                    if given), None)
+    if refused:
+        raise AuthbenchError(f"{refused} is for a real RP: a virtual RP's journey ends with tokens, not a page of "
+                             "an app; give --rp target with the app's protected URL as --target, or drop it")
     issuer = issuer_of(common.target)
     if not options.client_id:
         raise AuthbenchError("an OIDC target needs --client-id: the RP's client_id as registered at the provider")
@@ -126,5 +146,7 @@ def prepare(common: CommonOptions, options: Options) -> Journey:
                    summary_line=f"issuer {issuer}: code flow, tokens received{checks}")
 
 
-KIND = Kind("oidc", "OIDC code flow", "oidc+https://ISSUER (or --kind oidc --target https://ISSUER)", claims,
-            Options, prepare, Capabilities(), add_options, variants=VARIANTS)  # --mix code-flow=1,refresh=5
+# --mix code-flow=1,refresh=5; returning users: a real RP's (--rp target --reuse-session)
+KIND = Kind("oidc", "OIDC code flow", "oidc+https://ISSUER (or --kind oidc --target https://ISSUER); with --rp target "
+            "a real RP's protected URL", claims, Options, prepare, Capabilities(returning_users=True), add_options,
+            variants=VARIANTS)
