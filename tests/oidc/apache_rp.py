@@ -1,10 +1,11 @@
 """A real relying party we did not write: Apache with Debian's mod_auth_openidc, on 127.0.0.1, for tests/oidc.
 
 Its own ServerRoot, config, pid and log files in a temporary folder (no system service, nothing under
-/etc/apache2), started in the foreground and stopped by the test. Three virtual hosts, each its own port, all
+/etc/apache2), started in the foreground and stopped by the test. Four virtual hosts, each its own port, all
 the provider's client `rp-apache` (provider.mjs): `app` with the right secret, `refusing` with a wrong one (its
 token request fails: the app refuses the code), `form_post` with the right secret and the form_post response
-mode. Each protects /protected/ (a small page) and leaves /open/ unprotected. docs/oidc.md shows the same config.
+mode, `unregistered` with a redirect URI the provider does not know. Each protects /protected/ (a small page)
+and leaves /open/ unprotected. docs/oidc.md shows the same config.
 """
 
 from __future__ import annotations
@@ -29,9 +30,10 @@ MODULES = Path("/usr/lib/apache2/modules")
 CLIENT_ID = "rp-apache"
 PAGE_TEXT = "authbench protected page"
 START_LIMIT = 20.0  # seconds for Apache to answer
-HOSTS = {"app": OIDC_RP, "refusing": OIDC_RP + 1, "form_post": OIDC_RP + 2}
+HOSTS = {"app": OIDC_RP, "refusing": OIDC_RP + 1, "form_post": OIDC_RP + 2, "unregistered": OIDC_RP + 3}
 REDIRECT_PATH = "/protected/redirect_uri"  # mod_auth_openidc's redirect URI: a path it protects, no content
-REDIRECT_URIS = [f"http://127.0.0.1:{port}{REDIRECT_PATH}" for port in HOSTS.values()]
+# registered at the provider (provider.mjs): every host's but the unregistered one's
+REDIRECT_URIS = [f"http://127.0.0.1:{port}{REDIRECT_PATH}" for name, port in HOSTS.items() if name != "unregistered"]
 LOADED = ("mpm_event", "authn_core", "authz_core", "authz_user", "mime", "dir", "auth_openidc")
 
 VHOST = """<VirtualHost 127.0.0.1:{port}>
@@ -80,7 +82,7 @@ def config(root: Path, issuer: str, secret: str) -> str:
              *(f"LoadModule {name}_module {MODULES}/mod_{name}.so" for name in LOADED),
              "TypesConfig /etc/mime.types", "DirectoryIndex index.html", f"DocumentRoot {root}/htdocs",
              f'<Directory "{root}/htdocs">\n  Require all granted\n</Directory>']
-    secrets = {"app": secret, "refusing": "not-the-secret", "form_post": secret}
+    secrets = {"app": secret, "refusing": "not-the-secret", "form_post": secret, "unregistered": secret}
     extras = {"form_post": "OIDCResponseMode form_post"}
     for name, port in HOSTS.items():
         lines.append(VHOST.format(port=port, issuer=issuer, client_id=CLIENT_ID, secret=secrets[name],
@@ -111,7 +113,7 @@ def installed() -> bool:
 
 @contextmanager
 def running(issuer: str, secret: str):
-    """Apache with the three hosts, until the block ends; a RuntimeError with its log if it does not answer."""
+    """Apache with the four hosts, until the block ends; a RuntimeError with its log if it does not answer."""
     root = Path(tempfile.mkdtemp(prefix="authbench-apache-rp-"))
     try:
         for folder in ("run", "logs", "htdocs/protected", "htdocs/open"):

@@ -81,6 +81,8 @@ def test_the_form_post_response_mode(app, tmp_path, capsys):
     ("refusing", [], ["at step 'RP redirect URI (code)'", "rp refused the code", "its redirect URI answered",
                       "likely fix: the app could not redeem the code", "client secret"]),
     ("open", [], ["no login form found: no redirect to a provider", "--target must be a page the RP protects"]),
+    ("unregistered", [], ["at step 'OP authorization'", "provider error: invalid_redirect_uri",
+                          "check the app's registration there"]),
     ("app", ["--expect", "Welcome, {user}"], ["page not as expected: page lacks --expect 'Welcome, user000'"]),
     ("app", ["--password-rule", "nope-{user}"], ["at step 'OP login POST'", "bad credentials"]),
 ])
