@@ -121,3 +121,10 @@ def test_options_refused_before_any_request(args, message, tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 2 and message in err and err.count("\n") == 1, err
     assert not any(tmp_path.iterdir())
+
+
+def test_an_apps_url_without_rp_target_says_so(app, tmp_path, capsys):
+    code = main(["run", "--kind", "oidc", "--target", app.protected(), "--client-id", "rp-apache", *ACCOUNTS,
+                 "--pattern", "1x1", "--results", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "discovery error" in err and "add --rp target" in err, err
