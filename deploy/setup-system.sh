@@ -2,18 +2,20 @@
 # Installs the Debian packages the lab runs (real servers), python-ldap needs to build, and the tests use:
 # prometheus (a real server for the campaign's server-side queries) and chromium (the web UI's browser
 # tests, headless through Playwright), poppler-utils (pdftotext: the report's print test reads its PDF),
-# nodejs (runs panva's oidc-provider, the OpenID Provider of tests/oidc, which `make tools` gets from npm).
+# nodejs (runs panva's oidc-provider, the OpenID Provider of tests/oidc, which `make tools` gets from npm),
+# apache2 with libapache2-mod-auth-openidc (a real OpenID Connect RP the tests start on loopback with their own
+# config; policy-rc.d keeps Debian's apache2 service from starting).
 # Called by `make setup`; does nothing when everything is there.
 set -euo pipefail
 
 PACKAGES=(slapd ldap-utils memcached redis-server haproxy openssl xmlsec1 libldap2-dev libsasl2-dev prometheus
-          chromium postgresql poppler-utils nodejs)
+          chromium postgresql poppler-utils nodejs apache2 libapache2-mod-auth-openidc)
 # What each package provides, to tell whether it is already installed without asking dpkg by name
 # (a glob where the path holds a version: Debian's PostgreSQL server lives in /usr/lib/postgresql/<major>).
 CHECKS=(/usr/sbin/slapd /usr/bin/ldapsearch /usr/bin/memcached /usr/bin/redis-server /usr/sbin/haproxy
         /usr/bin/openssl /usr/bin/xmlsec1 /usr/include/ldap.h /usr/include/sasl/sasl.h /usr/bin/prometheus
         /usr/bin/chromium '/usr/lib/postgresql/*/bin/postgres' /usr/bin/pdftotext
-        /usr/bin/node)
+        /usr/bin/node /usr/sbin/apache2 /usr/lib/apache2/modules/mod_auth_openidc.so)
 
 missing=()
 for i in "${!PACKAGES[@]}"; do

@@ -30,6 +30,7 @@ PUBLIC_HOST_LAB = 27435 + SHIFT
 SIGNALS = 27250 + SHIFT
 EXTRAS = 27950 + SHIFT  # a one-cluster lab with the optional servers (postgres): base .. base+45, cluster at +500
 OIDC = 26950 + SHIFT  # panva's oidc-provider, the OpenID Provider of tests/oidc (one port)
+OIDC_RP = 26790 + SHIFT  # Apache with mod_auth_openidc, a real RP of that provider (tests/oidc/apache_rp.py): +0..+3
 STORES = 27850 + SHIFT  # two bare memcached of the lab IdP's store tests (tests/lab/test_stores.py)
 # real Keycloak (tests/keycloak, `make test-keycloak`): base .. base+62, its terracotta cluster at +100..+112
 KEYCLOAK = 32000 + SHIFT

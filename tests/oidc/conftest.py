@@ -2,7 +2,8 @@
 
 `make tools` (deploy/k8s/tools.sh) installs it into the tools cache outside the clone; provider.mjs beside this
 file configures it: three RPs (client_secret_basic, client_secret_post, public), accounts user000..user999 with
-the lab's password rule, a login form that checks it, and a consent page.
+the lab's password rule, a login form that checks it, and a consent page; and a real RP's registration
+(`rp-apache`, Apache with mod_auth_openidc: apache_rp.py).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from apache_rp import REDIRECT_URIS as APP_REDIRECT_URIS
 
 from authbench_lab.config import password_for
 
@@ -52,7 +54,7 @@ def op(tmp_path_factory: pytest.TempPathFactory):
     log = tmp_path_factory.mktemp("oidc-provider") / "provider.log"
     env = {**os.environ, "OIDC_PROVIDER_MODULE": str(MODULE), "PORT": str(OIDC_PORT),
            "PASSWORD_PREFIX": password_for(""), "CLIENT_SECRET": SECRET, "REDIRECT_URI": REDIRECT_URI,
-           "POST_LOGOUT_REDIRECT_URI": POST_LOGOUT_REDIRECT_URI}
+           "POST_LOGOUT_REDIRECT_URI": POST_LOGOUT_REDIRECT_URI, "APP_REDIRECT_URIS": " ".join(APP_REDIRECT_URIS)}
     with log.open("w") as out:
         process = subprocess.Popen([node, str(SCRIPT)], env=env, stdout=out, stderr=subprocess.STDOUT)
     try:

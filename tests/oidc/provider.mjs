@@ -4,7 +4,7 @@
 // form that checks the lab's password rule (PASSWORD_PREFIX + user name) for accounts user000..user999,
 // and a consent page. Everything else (discovery, PKCE, code, token, JWKS, userinfo) is oidc-provider's.
 // Environment: OIDC_PROVIDER_MODULE (its lib/index.js), PORT, PASSWORD_PREFIX, CLIENT_SECRET, REDIRECT_URI,
-// POST_LOGOUT_REDIRECT_URI.
+// POST_LOGOUT_REDIRECT_URI, and APP_REDIRECT_URIS (space-separated): a real RP's (Apache with mod_auth_openidc).
 import http from 'node:http';
 import { pathToFileURL } from 'node:url';
 
@@ -21,12 +21,17 @@ const logoutUri = process.env.POST_LOGOUT_REDIRECT_URI;
 const web = { redirect_uris: [redirect], post_logout_redirect_uris: [logoutUri], response_types: ['code'],
   grant_types: ['authorization_code', 'refresh_token'] };
 const confidential = { ...web, grant_types: [...web.grant_types, 'client_credentials'] };
+// A real RP that redeems its codes itself (tests/oidc/apache.py): its redirect URIs, the same secret.
+const app = { client_id: 'rp-apache', client_secret: secret, token_endpoint_auth_method: 'client_secret_basic',
+  redirect_uris: (process.env.APP_REDIRECT_URIS || 'http://127.0.0.1:9/unused').split(' '),
+  response_types: ['code'], grant_types: ['authorization_code'] };
 
 const provider = new Provider(issuer, {
   clients: [
     { ...confidential, client_id: 'rp-basic', client_secret: secret, token_endpoint_auth_method: 'client_secret_basic' },
     { ...confidential, client_id: 'rp-post', client_secret: secret, token_endpoint_auth_method: 'client_secret_post' },
     { ...web, client_id: 'rp-public', token_endpoint_auth_method: 'none' },
+    app,
   ],
   cookies: { keys: ['authbench-tests-only'] },
   features: { devInteractions: { enabled: false }, clientCredentials: { enabled: true },

@@ -142,7 +142,7 @@ def oidc_fields():
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["--expect", "x"], "OIDC code flow cannot take --expect: it is for"),
+    (["--expect", "x"], "--expect is for a real RP: a virtual RP's journey ends with tokens"),
     (["--client-id", ""], "an OIDC target needs --client-id"),
     (["--no-token-exchange", "--userinfo"], "--no-token-exchange ends the journey with the code: no tokens"),
     (["--client-auth", "client_secret_post"], "--client-auth client_secret_post needs the client secret"),

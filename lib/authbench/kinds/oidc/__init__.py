@@ -4,6 +4,7 @@ Target: `oidc+https://ISSUER` (or `--kind oidc --target https://ISSUER`): everyt
 issuer's discovery document. `oidc+lab:keycloak-DESIGN` (or `--kind oidc --target lab:keycloak-DESIGN`) is the lab's
 Keycloak realm, with its CA, accounts and registered RP (the secret read from the lab's 0600 file). The walk is
 `flow.py`, the Locust user `user.OIDCUser`; see docs/oidc.md.
+With `--rp target` the target is a real RP's protected URL instead, walked like an SP (`real_rp.py`).
 """
 
 from __future__ import annotations
@@ -25,12 +26,13 @@ SECRET_ENV = "AUTHBENCH_CLIENT_SECRET"  # where a confidential client's secret c
 DEFAULT_REDIRECT_URI = "http://127.0.0.1:9/authbench/callback"  # loopback, port 9 (discard): nothing answers
 DEFAULT_SCOPE = "openid"
 AUTO = "auto"  # client_secret_basic with a secret, none (a public client) without
+VIRTUAL, TARGET = "virtual", "target"  # --rp: authbench is the RP, or the app at --target is
 
 
 @dataclass(frozen=True)
 class Options:
-    """The login form's options, --reuse-session (returning users), the RP's registration; not --expect: the journey
-    ends with tokens, not a page."""
+    """The login form's options, --reuse-session (returning users), the RP's registration; --expect for a real RP
+    (--rp target), whose journey ends with the app's page, not tokens."""
 
     login_form: str = "auto"
     username_field: str | None = None
@@ -47,11 +49,18 @@ class Options:
     no_token_exchange: bool = False
     grant: str = "code-flow"  # grants.GRANTS: which journey; each also a named variant (grants.VARIANTS)
     post_logout_redirect_uri: str = ""
+    rp: str = VIRTUAL
+    expect: str | None = None
+    expect_regex: str | None = None
+    expect_status: int | None = None
 
 
 def add_options(group: Any) -> None:
     from . import grants
 
+    group.add_argument("--rp", choices=(VIRTUAL, TARGET), default=VIRTUAL,
+                       help="virtual: authbench is the RP, --target the issuer (default); target: --target is a real "
+                       "RP's protected URL, walked like an SP's (the app redeems the code)")
     add_client_options(group)
     grants.add_option(group)
     group.add_argument("--validate-id-token", action="store_true",
@@ -154,6 +163,15 @@ def prepare(common: CommonOptions, options: Options) -> Journey:
     from ...journeys.settings import login_fields
     from .user import OIDCSettings, OIDCUser, preflight
 
+    if options.rp == TARGET:
+        from .real_rp import prepare as through_real_rp
+
+        return through_real_rp(common, options, common.target.removeprefix(PREFIX))
+    refused = next((flag for flag, given in (("--expect", options.expect), ("--expect-regex", options.expect_regex),
+                    ("--expect-status", options.expect_status is not None)) if given), None)
+    if refused:
+        raise AuthbenchError(f"{refused} is for a real RP: a virtual RP's journey ends with tokens, not a page of "
+                             "an app; give --rp target with the app's protected URL as --target, or drop it")
     where = resolve(common.target, common.lab_dir)
     issuer = where.issuer
     client = client_of(options, where)
@@ -192,6 +210,7 @@ def prepare(common: CommonOptions, options: Options) -> Journey:
                    summary_line=f"issuer {issuer}: code flow, {ends}")
 
 
+# --mix code-flow=1,refresh=5; returning users: the provider's session (virtual RP) or a real RP's (--rp target)
 KIND = Kind("oidc", "OIDC code flow", "oidc+https://ISSUER or oidc+lab:keycloak-DESIGN (or --kind oidc --target "
-            "https://ISSUER)", claims, Options, prepare, Capabilities(returning_users=True), add_options,
-            variants=VARIANTS)  # --mix code-flow=1,refresh=5
+            "https://ISSUER); with --rp target a real RP's protected URL", claims, Options, prepare,
+            Capabilities(returning_users=True), add_options, variants=VARIANTS)

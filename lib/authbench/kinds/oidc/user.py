@@ -101,7 +101,7 @@ def evidence(failure: oidc.FlowFailed, trail: Trail, browser: FastBrowser, flow:
 
 FIXES = {
     oidc.DISCOVERY_ERROR: "--target must be oidc+https://ISSUER, the issuer whose /.well-known/openid-configuration "
-                          "names the endpoints",
+                          "names the endpoints (a real RP's protected URL: add --rp target)",
     oidc.PROVIDER_ERROR: "register the RP at the provider: --client-id, and --redirect-uri exactly as registered",
     oidc.STATE_MISMATCH: "the provider answered another request: check the balancer and the provider's logs",
     oidc.TOKEN_ERROR: "check the client secret ($AUTHBENCH_CLIENT_SECRET or --client-secret-file) and --client-auth "
