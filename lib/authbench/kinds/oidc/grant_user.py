@@ -15,7 +15,7 @@ from ...journeys.fastbrowser import FastBrowser, TooManyRedirects, UnsupportedUR
 from ...journeys.saml import CONNECTION_ERROR, HTTP_STATUS, TIMEOUT, page_url
 from ...journeys.trail import Trail, redact_page
 from ...results.failures import Evidence
-from ...user import JourneyOutcome, JourneyUser
+from ...user import JourneyOutcome
 from ..preflight import OneJourneyCheck
 from . import flow as oidc
 from . import grant_flows as grants
@@ -23,7 +23,7 @@ from .grant_flows import CLIENT_CREDENTIALS_GRANT as CLIENT_CREDENTIALS
 from .grant_flows import INTROSPECTION_GRANT as INTROSPECTION
 from .grant_flows import LOGOUT_GRANT as LOGOUT
 from .grant_flows import REFRESH_GRANT as REFRESH
-from .user import FIXES, JSON, OIDCSettings, login_once, warm
+from .user import FIXES, JSON, OIDCSettings, OIDCUser, login_once
 
 GRANT_FIXES = {
     grants.REFRESH_ERROR: "let the client use the refresh_token grant, and check the provider's refresh token "
@@ -171,28 +171,16 @@ def preflight(settings: GrantSettings) -> OneJourneyCheck:
     return OneJourneyCheck(settings.target, failure)
 
 
-class GrantUser(JourneyUser):
+class GrantUser(OIDCUser):
+    """OIDCUser's browsers, statistics and warm-up; its own journey (one_journey) and the tokens it holds."""
+
     abstract = True
     journey_name = "OIDC grant"
-    request_type = "OIDC"
+    make_browsers = staticmethod(browsers)
 
     def on_start(self) -> None:
         super().on_start()
-        settings: GrantSettings = self.run_context.settings
-        self.trail = Trail()
         self.held = Held()
-        self.browser, self.rp = browsers(settings, self._report)
-        warm(settings)
-
-    def on_stop(self) -> None:
-        self.browser.close_connections()
-        self.rp.close_connections()
-
-    def _report(self, name: str, method: str, url: str, status: int, elapsed_ms: float, length: int,
-                exception: BaseException | None) -> None:
-        url = page_url(url)  # no token, hint or state in a query reaches the statistics
-        self.trail.hops.append((name, method, url, status, exception))
-        self.report_request(name, method, url, status, elapsed_ms, length, exception)
 
     def journey(self) -> JourneyOutcome:
         settings: GrantSettings = self.run_context.settings

@@ -152,11 +152,13 @@ class OIDCUser(JourneyUser):
     journey_name = "OIDC code flow"
     request_type = "OIDC"
 
+    make_browsers = staticmethod(browsers)  # the browser and the RP's client; a grant's RP catches more redirects
+
     def on_start(self) -> None:
         super().on_start()
         settings: OIDCSettings = self.run_context.settings
         self.trail = Trail()
-        self.browser, self.rp = browsers(settings, self._report)
+        self.browser, self.rp = self.make_browsers(settings, self._report)
         self.returning = ReturningUser(idp_steps=PROVIDER_STEPS)
         warm(settings)
 
