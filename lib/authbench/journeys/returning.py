@@ -76,3 +76,17 @@ class ReturningUser:
         if ok:
             self.logged_in = True
         return kind
+
+
+def journey_account(returning: ReturningUser | None, browser, accounts, sp_url: str | None):
+    """Who logs in this journey, with the cookies it starts with: anyone, with none (every journey a full
+    authentication), or a returning user's own account, its IdP's cookies kept and the SP's (at `sp_url`; None for
+    a virtual SP or RP, which keeps none) dropped. `browser` has `cookies` and `clear_cookies`, `accounts` `pick`."""
+    if returning is None:
+        browser.clear_cookies()
+        return accounts.pick()
+    returning.account = returning.account or accounts.pick()
+    if sp_url is not None:
+        returning.new_sp_session(browser.cookies, sp_url)
+    return returning.account
+

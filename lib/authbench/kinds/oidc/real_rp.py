@@ -17,7 +17,7 @@ from ...accounts import Account
 from ...errors import AuthbenchError
 from ...journeys import saml
 from ...journeys.fastbrowser import FastBrowser
-from ...journeys.returning import ReturningUser
+from ...journeys.returning import ReturningUser, journey_account
 from ...journeys.saml import page_url
 from ...journeys.settings import WebSettings, login_fields
 from ...journeys.trail import Trail, redact_page
@@ -141,12 +141,7 @@ class RPUser(JourneyUser):
     def journey(self) -> JourneyOutcome:
         settings: WebSettings = self.run_context.settings
         returning = self.returning if settings.reuse_session else None
-        if returning is None:
-            self.browser.clear_cookies()  # every journey a full authentication
-            account = settings.accounts.pick()
-        else:  # a returning user: its own account, the provider's cookies kept, the app's dropped
-            account = returning.account = returning.account or settings.accounts.pick()
-            returning.new_sp_session(self.browser.cookies, settings.target)
+        account = journey_account(returning, self.browser, settings.accounts, settings.target)  # the app's dropped
         self.trail.clear()
         outcome = walk.rp_login(self.browser, settings.target, account.username, account.password,
                                 fields=settings.fields, rule=settings.rule)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from ...accounts import Account
 from ...journeys.fastbrowser import FastBrowser
-from ...journeys.returning import ReturningUser
+from ...journeys.returning import ReturningUser, journey_account
 from ...journeys.saml import page_url
 from ...journeys.settings import WebSettings
 from ...journeys.trail import Trail, redact_page
@@ -175,11 +175,7 @@ class OIDCUser(JourneyUser):
     def journey(self) -> JourneyOutcome:
         settings: OIDCSettings = self.run_context.settings
         returning = self.returning if settings.reuse_session else None
-        if returning is None:
-            self.browser.clear_cookies()  # every journey a full authentication
-            account = settings.accounts.pick()
-        else:  # a returning user: its own account, the provider's cookies kept; a virtual RP has none to drop
-            account = returning.account = returning.account or settings.accounts.pick()
+        account = journey_account(returning, self.browser, settings.accounts, None)  # a virtual RP keeps no cookies
         self.trail.clear()
         flow = oidc.Flow()
         try:

@@ -12,7 +12,7 @@ from pathlib import Path
 from ...accounts import Account, AccountPicker
 from ...journeys import saml
 from ...journeys.fastbrowser import FastBrowser
-from ...journeys.returning import ReturningUser
+from ...journeys.returning import ReturningUser, journey_account
 from ...journeys.settings import WebSettings, login_fields
 from ...journeys.success import DEFAULT_RULE, SuccessRule
 from ...journeys.trail import Trail, redact_page
@@ -167,13 +167,8 @@ class SAMLUser(JourneyUser):
     def journey(self) -> JourneyOutcome:
         settings: SAMLSettings = self.run_context.settings
         returning = self.returning if settings.reuse_session else None
-        if returning is None:
-            self.browser.clear_cookies()  # every journey a full authentication, as in 2012
-            account = settings.accounts.pick()
-        else:  # a returning user: its own account, the IdP's cookies kept, a new SP session
-            account = returning.account = returning.account or settings.accounts.pick()
-            if settings.virtual_sp is None:  # a virtual SP keeps no cookies of its own
-                returning.new_sp_session(self.browser.cookies, settings.target)
+        account = journey_account(returning, self.browser, settings.accounts,  # a virtual SP keeps no cookies
+                                  settings.target if settings.virtual_sp is None else None)
         self.trail.clear()
         outcome = login_once(settings, self.browser, account)
         result = JourneyOutcome(outcome.ok, outcome.reason, outcome.detail, account.username)
