@@ -97,6 +97,14 @@ def is_keycloak(name: str) -> bool:
     return name in KEYCLOAK_CLUSTERS
 
 
+def serves_cluster(component: str, cluster: str) -> bool:
+    """Whether a lab component takes part in `cluster`'s logins ("" for none: the lab's shared servers), so that
+    its CPU and memory count among the cluster's: Keycloak's JVMs for a Keycloak cluster only, and so on."""
+    from authbench_lab.components import serves
+
+    return serves(component, cluster)
+
+
 def account_defaults(config: LabConfig) -> dict[str, str]:
     """The lab's accounts as a template and password rule (user0000..userNNNN, pw-<user>)."""
     from authbench_lab.config import PASSWORD_PREFIX, username

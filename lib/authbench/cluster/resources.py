@@ -302,12 +302,14 @@ def _busiest(readings: list[Reading], field_name: str) -> float:
 
 
 def lab_components(state: dict, backend: str) -> dict[str, int]:
-    """The processes that serve one cluster of the lab (its own and the shared ones), plus the generator."""
+    """The processes that serve one cluster of the lab (its own and the shared ones it uses: a Keycloak cluster's
+    JVMs, PostgreSQL, slapd, HAProxy), plus the generator."""
+    from ..embedded_lab import serves_cluster
+
     components = {}
     for name, entry in state.get("components", {}).items():
-        cluster, _, short = name.rpartition("/")
-        if entry.get("pid") and cluster in ("", backend):
-            components[short] = entry["pid"]
+        if entry.get("pid") and serves_cluster(name, backend):
+            components[name.rpartition("/")[2]] = entry["pid"]
     components[GENERATOR] = os.getpid()
     return components
 
