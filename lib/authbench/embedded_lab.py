@@ -105,6 +105,15 @@ def serves_cluster(component: str, cluster: str) -> bool:
     return serves(component, cluster)
 
 
+def node_component(cluster: str, name: str) -> str | None:
+    """The component that is node A or B of a lab `cluster` when `name` names a node as either IdP does (`idp-a`,
+    `keycloak-a`): `keycloak-a` for a Keycloak cluster, `<cluster>/idp-a` for the reference IdP's; else None."""
+    for node in ("a", "b"):
+        if name in (f"idp-{node}", f"keycloak-{node}"):
+            return f"keycloak-{node}" if is_keycloak(cluster) else f"{cluster}/idp-{node}"
+    return None
+
+
 def account_defaults(config: LabConfig) -> dict[str, str]:
     """The lab's accounts as a template and password rule (user0000..userNNNN, pw-<user>)."""
     from authbench_lab.config import PASSWORD_PREFIX, username
