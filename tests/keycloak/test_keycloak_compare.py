@@ -40,7 +40,7 @@ def test_compare_brings_two_designs_up_one_after_another(tmp_path, capsys):
                       "keycloak-local": [True, False, False]}
     for name, node in (("local", "local/idp-b"), ("keycloak-owners2", "keycloak-b"), ("keycloak-local", "keycloak-b")):
         cell = json.loads((tmp_path / "kc" / "runs" / name / "summary.json").read_text())["cells"][0]
-        assert cell["failover"]["faults"][0]["target"] == node
+        assert cell["faults"][0]["target"] == node
         parts = cell["resources"]["components"]
         if name.startswith("keycloak-"):  # each JVM, PostgreSQL, slapd, HAProxy; no store of the reference IdP
             assert {"keycloak-a", "keycloak-b", "postgres", "ldap", "lb"} <= set(parts)
