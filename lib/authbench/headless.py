@@ -11,7 +11,7 @@ import dataclasses
 import json
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +24,7 @@ from .openmodel import report as open_report
 from .openmodel.rates import LevelPlan
 from .openmodel.runner import run_any
 from .patterns import DEFAULT_CELL_TIME_LIMIT, Plan
-from .results import verdicts
+from .results import journeys, verdicts
 from .results.failures import DEFAULT_KEEP, FailureBudget, FailureKeeper, failures_section, format_failures
 from .results.provenance import machine, versions
 from .results.recorder import SAMPLES_FILE, SUMMARY_FILE, Recorder, keep_cells, results_dir
@@ -44,6 +44,7 @@ class RunReport:
     failures: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)  # summary.json's `failures`
     extra: dict[str, Any] = dataclasses.field(default_factory=dict)  # top-level findings, e.g. the capacity
     verdicts: dict[str, Any] = dataclasses.field(default_factory=dict)  # summary.json's (results.verdicts)
+    records: list[dict[str, Any]] = dataclasses.field(default_factory=list)  # summary.json's `cells`
 
     @property
     def complete(self) -> bool:
@@ -56,7 +57,7 @@ class RunReport:
 
 def execute(
     plan: Plan | LevelPlan,
-    user_class: type[JourneyUser],
+    user_class: type[JourneyUser] | Sequence[type[JourneyUser]],  # a --mix: one per journey
     settings: Any,
     *,
     config: dict[str, Any],
@@ -104,6 +105,7 @@ def execute(
                 totals[reason] = totals.get(reason, 0) + count
         return failures_section(totals, keeper.examples)
 
+    mixed = journeys.names(config)
     guard = WriteGuard()  # a refused write anywhere ends the run here (results.writes)
     keeper = FailureKeeper(run_dir, keep_failures, guard)
     recorder: Recorder | None = None
@@ -132,9 +134,13 @@ def execute(
                      "summary": summary.to_dict(), "steps": cell.steps, **(cell_extras() if cell_extras else {})}
             if cell.degraded:
                 entry["degraded"] = cell.degraded
+            if mixed:  # --mix: each journey's own figures
+                entry["journeys"] = journeys.by_journey(cell.samples, mixed)
             entry.update(open_report.cell_record(cell))
             document["cells"].append(entry)
             document["averages"] = {k: v.to_dict() for k, v in averages_by_pattern(document["cells"]).items()}
+            if mixed:
+                document["journey_averages"] = journeys.averages(document["cells"])
             document["failures"] = failures()
             save()
             say(f"{label}: {summary.tests} tests, {summary.errors} errors, {_tps(summary)} TPS, "
@@ -202,7 +208,7 @@ def execute(
         guard.close()
         if recorder is not None:
             recorder.close()
-    return RunReport(run_dir, cells, summaries, document["failures"], extra, document["verdicts"])
+    return RunReport(run_dir, cells, summaries, document["failures"], extra, document["verdicts"], document["cells"])
 
 
 def _record_interruption(document: dict[str, Any], current: dict[str, Any], cells: list[CellResult],
@@ -271,6 +277,9 @@ def _ms(value: float | None) -> str:
 def print_report(report: RunReport, say: Callable[[str], None] = print) -> None:
     say("")
     say(format_runs(report.summaries))
+    mixed = journeys.format_table(report.records)
+    if mixed:
+        say(mixed)
     for line in format_failures(report.failures, report.run_dir):
         say(line)
     tables = open_report.format_report(report.cells, report.extra)

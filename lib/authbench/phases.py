@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from gevent.event import Event
 
+from .mix import owner_of
 from .patterns import Pattern
 from .results.sample import MEASURED, WARMUP, Sample
 
@@ -32,18 +33,22 @@ class PhaseController:
     def __init__(self, pattern: Pattern, repetition: int, warmup: float,
                  on_measured: Callable[[], None] | None = None, clock: Callable[[], float] = time.time, *,
                  indexes: Sequence[int] | None = None, warmup_end: float | None = None,
-                 on_finished: Callable[[int], None] | None = None) -> None:
+                 on_finished: Callable[[int], None] | None = None, split: Sequence[int] | None = None) -> None:
         self.pattern = pattern
         self.repetition = repetition
         self._clock = clock
         self._on_measured = on_measured
         self._on_finished = on_finished
         self.indexes = list(range(pattern.users) if indexes is None else indexes)  # the users this process runs
+        # --mix: users per journey over the whole pattern (mix.split_users); a user joins among its journey's
+        self._owner = owner_of(split) if split else None
+        self._free: dict[int, list[int]] = {}
+        for index in reversed(self.indexes):
+            self._free.setdefault(self._owner[index] if self._owner else -1, []).append(index)
         self.warmup_end = clock() + warmup if warmup_end is None else warmup_end
         self.phase = WARMUP if self.warmup_end > clock() else MEASURED
         if self.phase == MEASURED:
             self._begin_measured()
-        self._joined = 0
         self._counts: dict[int, dict[str, int]] = {}
         self.finished: set[int] = set()
         self.done = Event()
@@ -54,13 +59,14 @@ class PhaseController:
         if self._on_measured:
             self._on_measured()
 
-    def join(self) -> int:
-        """A new user: its index within the pattern, or -1 when this process already has all its users."""
-        if self._joined >= len(self.indexes):
+    def join(self, position: int = -1) -> int:
+        """A new user: its index within the pattern, or -1 when this process already has all its users (of the
+        journey at `position` of a --mix: its users' indexes are that journey's)."""
+        free = self._free.get(position if self._owner else -1)
+        if not free:
             return -1
-        index = self.indexes[self._joined]
+        index = free.pop()
         self._counts[index] = {WARMUP: 0, MEASURED: 0}
-        self._joined += 1
         return index
 
     def ticket(self, user: int) -> Ticket | None:

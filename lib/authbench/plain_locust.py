@@ -39,10 +39,13 @@ def under_plain_locust(kind_name: str) -> None:
     @events.init.add_listener
     def _context(environment: Any, **_kwargs: Any) -> None:
         if getattr(environment, "authbench", None) is None:
-            environment.authbench = RunContext(settings=_settings(kind, environment.parsed_options, environment.host))
+            journey = _journey(kind, environment.parsed_options, environment.host)
+            environment.authbench = RunContext(settings=journey.settings)
+            if journey.user_class not in environment.user_classes:  # an option chose another of the kind's
+                environment.user_classes = [journey.user_class]  # journeys (OIDC's --grant)
 
 
-def _settings(kind: Any, options: Any, host: str | None) -> Any:
+def _journey(kind: Any, options: Any, host: str | None) -> Any:
     from . import kinds
     from .kinds.base import AccountOptions, CommonOptions
     from .patterns import parse_duration
@@ -55,7 +58,7 @@ def _settings(kind: Any, options: Any, host: str | None) -> Any:
             insecure=options.insecure, lab_dir=options.lab_dir,
             accounts=AccountOptions(options.account, options.password_file, options.accounts_csv,
                                     options.accounts_template, options.password_rule, options.order, options.seed))
-        return kind.prepare(common, kinds.options_of(kind, vars(options))).settings
+        return kind.prepare(common, kinds.options_of(kind, vars(options)))
     except AuthbenchError as exc:
         raise SystemExit(f"authbench: {exc}") from None
 

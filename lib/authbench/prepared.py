@@ -19,6 +19,7 @@ from .results.failures import DEFAULT_KEEP
 if TYPE_CHECKING:
     from .cluster.faults.plan import Fault
     from .kinds.base import CommonOptions, Journey, Kind
+    from .kinds.mixed import MixEntry
     from .openmodel.rates import LevelPlan
     from .patterns import Plan
 
@@ -170,16 +171,19 @@ def _lab_sampler(journey: Journey, run_dir: Path) -> Iterator[Any]:
 
 
 def prepare(kind: Kind, common: CommonOptions, options: Any, plan: Plan | LevelPlan, settings: RunSettings,
-            fault_texts: Sequence[str] = (), open_model: bool = False, name: str = "") -> PreparedRun:
+            fault_texts: Sequence[str] = (), open_model: bool = False, name: str = "",
+            mix: Sequence[MixEntry] = ()) -> PreparedRun:
     """Check what the kind can do, prepare its journey and resolve the fault plan; AuthbenchError (exit 2).
 
     `name` is the target's name when the user gave one apart from its URL (compare's --target NAME=URL); a
-    target given as a name (lab:memcached) is its own name."""
+    target given as a name (lab:memcached) is its own name. `mix` runs those journeys side by side instead
+    (kinds.mixed; `kind`, `common` and `options` are then the first one's)."""
     role = settings.role
-    if not kind.can.distributed and not isinstance(role, Local):
-        raise kind.refuse("run distributed (--workers, --master, --worker)", kind.can.why_not_distributed)
-    if open_model and not kind.can.open_model:
-        raise kind.refuse("run arrival rates (--rate, --levels, capacity)")
+    for each in {entry.kind.name: entry.kind for entry in mix}.values() or (kind,):
+        if not each.can.distributed and not isinstance(role, Local):
+            raise each.refuse("run distributed (--workers, --master, --worker)", each.can.why_not_distributed)
+        if open_model and not each.can.open_model:
+            raise each.refuse("run arrival rates (--rate, --levels, capacity)")
     if settings.keep_failures < 0:
         raise AuthbenchError("--keep-failures must be 0 or more")
     if settings.max_error_pct is not None and not 0 <= settings.max_error_pct <= 100:
@@ -190,7 +194,16 @@ def prepare(kind: Kind, common: CommonOptions, options: Any, plan: Plan | LevelP
         _check_free(settings.metrics_host, settings.metrics_port)  # now, not after the preflight
     from .cluster.faults.plan import check_reach
 
-    journey = kind.prepare(common, options)
+    if mix and not open_model and not isinstance(role, Worker):  # a worker runs its master's plan, not its own
+        from .mix import Part, check_patterns
+
+        check_patterns([Part(entry.name, entry.weight) for entry in mix], getattr(plan, "patterns", ()))
+    if mix:
+        from .kinds import mixed
+
+        journey = mixed.prepare(list(mix))
+    else:
+        journey = kind.prepare(common, options)
     faults = resolve_faults(fault_texts, journey.lab_dir or common.lab_dir, journey.backend)
     check_reach(faults, plan)
     if faults and not journey.lab_dir:

@@ -57,8 +57,8 @@ def claim(prepared: PreparedRun, held: ExitStack, say: Say, what: str) -> Path:
     run_dir, folder_lock = claim_folder(prepared)
     held.callback(folder_lock.release)
     try:
-        held.enter_context(target_lock(prepared.journey.load_key, f"{what} (results {run_dir})",
-                                       force=prepared.settings.force))
+        for key in prepared.journey.load_keys:  # a --mix across targets: each of them
+            held.enter_context(target_lock(key, f"{what} (results {run_dir})", force=prepared.settings.force))
         check = prepared.journey.preflight()
         for line in check.lines():
             say(line)
@@ -122,7 +122,7 @@ def measure(prepared: PreparedRun, run_dir: Path, say: Say, environment: Environ
             return {**churn, **own_extras(), **(cell_extras() if cell_extras else {})}
 
         def cells(**more: Any) -> RunReport:
-            return run_cells(prepared.plan, journey.user_class, journey.settings, config=prepared.config,
+            return run_cells(prepared.plan, journey.classes, journey.settings, config=prepared.config,
                              results_base=run_dir.parent, run_id=run_dir.name,
                              cell_time_limit=settings.cell_time_limit, keep_failures=settings.keep_failures,
                              say=say, cell_extras=extras, listen=subscribe, resume=settings.existing == RESUME,
@@ -170,7 +170,7 @@ def _as_master(prepared: PreparedRun, cells: Callable[..., RunReport], say: Say)
     spawned = isinstance(role, Workers)
     bind_host = local.LOOPBACK if spawned else role.bind_host
     port = (role.bind_port or local.free_port()) if spawned else role.bind_port
-    environment = create_environment(prepared.journey.user_class, prepared.journey.settings)
+    environment = create_environment(prepared.journey.classes, prepared.journey.settings)
     coordinator = create_master(environment, bind_host, port)
     processes = []
     try:
@@ -197,7 +197,7 @@ def serve_as_worker(prepared: PreparedRun, say: Say) -> int:
 
     role = prepared.settings.role
     assert isinstance(role, Worker)
-    environment = create_environment(prepared.journey.user_class, prepared.journey.settings)
+    environment = create_environment(prepared.journey.classes, prepared.journey.settings)
     environment.authbench.failures = FailureBudget(prepared.settings.keep_failures)
     agent = worker.connect(environment, role.master_host, role.master_port, connect_wait=role.connect_wait,
                            master_timeout=role.master_timeout)

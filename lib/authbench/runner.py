@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,6 +16,7 @@ from locust.env import Environment
 from locust.runners import MasterRunner
 
 from .distributed import master
+from .mix import split_classes
 from .patterns import Pattern, Plan
 from .phases import PhaseController
 from .results.sample import Sample
@@ -54,9 +55,12 @@ def cluster_marked(context: RunContext, degraded: dict[str, Any] | None) -> dict
     return {**(degraded or {}), **marks} or None
 
 
-def create_environment(user_class: type[JourneyUser], settings: Any, host: str | None = None) -> Environment:
-    """A Locust environment for authbench's journeys, its RunContext attached; the caller adds the runner."""
-    environment = Environment(user_classes=[user_class], host=host, stop_timeout=STOP_TIMEOUT)
+def create_environment(user_class: type[JourneyUser] | Sequence[type[JourneyUser]], settings: Any,
+                       host: str | None = None) -> Environment:
+    """A Locust environment for authbench's journeys, its RunContext attached; the caller adds the runner. A --mix
+    gives one user class per journey (kinds.mixed)."""
+    classes = list(user_class) if isinstance(user_class, Sequence) else [user_class]
+    environment = Environment(user_classes=classes, host=host, stop_timeout=STOP_TIMEOUT)
     environment.authbench = RunContext(settings=settings)
     return environment
 
@@ -101,7 +105,8 @@ def run_plan(environment: Environment, plan: Plan, *, cell_time_limit: float) ->
 
 def _run_cell_locally(environment: Environment, pattern: Pattern, repetition: int, warmup: float,
                       time_limit: float, measuring: Callable[[], None]) -> tuple[list[Sample], bool]:
-    controller = PhaseController(pattern, repetition, warmup, on_measured=measuring)
+    split = split_classes(environment.user_classes, pattern.users)  # a --mix: exactly its users per journey
+    controller = PhaseController(pattern, repetition, warmup, on_measured=measuring, split=split)
     environment.authbench.controller = controller
     environment.runner.start(pattern.users, spawn_rate=SPAWN_RATE)
     complete = controller.done.wait(timeout=warmup + time_limit)

@@ -54,15 +54,33 @@ class RunContext:
     cluster_marks: Any = None  # () → what the cluster under test lost during the cell (prepared's lab watcher)
 
 
+class OwnSettings:
+    """A mix journey's view of the run's RunContext: everything the run's, the settings its own."""
+
+    def __init__(self, context: RunContext, settings: Any) -> None:
+        self._context = context
+        self.settings = settings
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._context, name)
+
+
 class JourneyUser(User):
     abstract = True
     journey_name = "journey"  # the statistics entry of the whole journey
     request_type = "JOURNEY"
+    # --mix (kinds.mixed): the journey's name, weight and place in the mix, and its own settings
+    mix_journey = ""
+    mix_weight = 0
+    mix_position = -1
+    mix_settings: Any = None
 
     def on_start(self) -> None:
-        self.run_context: RunContext = self.environment.authbench  # not `context`: Locust's User has that
+        context = self.environment.authbench
+        # not `context`: Locust's User has that
+        self.run_context: RunContext = context if self.mix_settings is None else OwnSettings(context, self.mix_settings)
         controller = self.run_context.controller
-        self.index = controller.join() if controller else id(self) % 1_000_000
+        self.index = controller.join(self.mix_position) if controller else id(self) % 1_000_000
         self.free_iteration = 0
         self.journey_phase = MEASURED
         self.began = time.monotonic()
@@ -134,6 +152,7 @@ class JourneyUser(User):
             pattern=controller.pattern.label if controller else "",
             repetition=controller.repetition if controller else 0, account=outcome.account,
             detail="" if outcome.ok else short_detail(outcome.step, outcome.detail), session=outcome.session,
+            journey=self.mix_journey,
         )
         if controller is not None:
             controller.record(sample)

@@ -18,6 +18,8 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
     ("master_ingest.py", ["--workers", "0"], "--workers, --users, --journeys and --rounds must be at least 1"),
     ("k6_compare.py", ["--k6", "/nonexistent/k6"], "give --k6 PATH"),
     ("keycloak_campaign.py", ["--failover", "/nonexistent"], "/nonexistent is not a campaign folder"),
+    ("oidc_cpu.py", ["--kinds", "authbench,fastest"], "--kinds: unknown fastest"),
+    ("oidc_cpu.py", ["--rounds", "0"], "--rounds, --users and --journeys must be at least 1"),
 ])
 def test_bad_arguments_are_one_line_and_exit_2(script, arguments, named):
     result = subprocess.run([sys.executable, str(BENCH / script), *arguments], capture_output=True, text=True,

@@ -84,6 +84,24 @@ TABLE = [
     (["privacyidea-bench", "--users", "0", "--lab-dir", "{lab}", "--results", "{tmp}/res"], 2,
      "--users 0: give 1 or more"),
     ([*RUN, "--metrics-port", "{busy_port}"], 2, "cannot serve /metrics on 127.0.0.1:{busy_port}"),
+    # -- traffic mixes (issue 28 part 3): names, weights, what a kind offers, enough users
+    ([*RUN, "--mix", "login=20,bogus=80"], 2, "SAML SSO offers no journey 'bogus' for --mix (its variants: login, "
+     "returning-sso); name one of them, or a [journey.NAME] table"),
+    ([*RUN, "--mix", "login=x,returning-sso=1"], 2, "--mix weight of 'login' is 'x'; give a whole number 0..10000"),
+    ([*RUN, "--mix", "login=-1"], 2, "--mix weight of 'login' is '-1'; give a whole number"),
+    ([*RUN, "--mix", "login"], 2, "--mix entry 'login' is not NAME=WEIGHT; give NAME=WEIGHT[,NAME=WEIGHT…]"),
+    ([*RUN, "--mix", "login=0,returning-sso=0"], 2, "--mix weights add up to 0; give at least one journey a weight"),
+    ([*RUN, "--mix", "login=1,login=2"], 2, "--mix names 'login' twice"),
+    (["run", "--target", "lab:ldap", "--mix", "bind=1,returning-sso=1"], 2,
+     "LDAP binds offers no journey 'returning-sso' for --mix (its variants: bind, bind-new-connection)"),
+    ([*RUN, "--mix", "login=1,b=1", "--config", "{tmp}/ldap-sso.toml"], 2,
+     "LDAP binds offers no journey 'returning-sso' for --mix"),
+    ([*RUN, "--mix", "login=1", "--config", "{tmp}/ldap-sso.toml"], 2,
+     "the plan file's [journey.b] is not in --mix login=1; add b=WEIGHT or remove the table"),
+    ([*RUN, "--mix", "login=1,returning-sso=9", "--pattern", "4x2"], 2, "pattern 4x2 leaves login of --mix without "
+     "a user (users are split by weight); give more users (10 always do)"),
+    ([*RUN, "--mix", "login=1,returning-sso=1", "--reuse-session"], 2,
+     "--reuse-session contradicts the journey 'login' of --mix"),
 ]
 
 
@@ -113,6 +131,7 @@ def scene(lab_env, tmp_path: Path, monkeypatch, hanging_url) -> dict[str, str]:
     idp_pw = tmp_path / "idp.pw"
     idp_pw.write_text(slapd.paths(lab_env).idp_password.read_text())
     (tmp_path / "wrong.pw").write_text("not-the-password")
+    (tmp_path / "ldap-sso.toml").write_text('[journey.b]\ntarget = "lab:ldap"\nvariant = "returning-sso"\n')
     return {"tmp": str(tmp_path), "lab": str(lab_env.run_dir), "idp_pw": str(idp_pw), "hang": hanging_url,
             "busy_port": hanging_url.split(":")[2].split("/")[0], "ca": str(lab_env.ca_cert),
             "sp": lab_env.sp_url("local") + "/secure/", "lb": lab_env.lb_url("local"),

@@ -185,3 +185,18 @@ def test_users_who_logged_in_during_the_warm_up_are_logged_in_at_the_fault():
     assert analyse(samples, faults, T0)["faults"][0]["test4"] == "-"  # nobody seen logged in
     [stop] = analyse(samples, faults, T0, warmed={0, 1, 2})["faults"]
     assert (stop["logged_in_users"], stop["affected_users"], stop["test4"], stop["recovery_s"]) == (3, 0, "○", 4.0)
+
+
+def test_a_mix_counts_only_its_returning_users_as_logged_in():
+    """--mix login=1,returning-sso=2: user 0 logs in afresh every journey (no session to lose), users 1 and 2
+    return; user 2's journeys fail after the fault (error pages: no session class) — it is affected, user 0 is
+    not counted at all."""
+    def mixed(user: int, start: float, **more: object) -> Sample:
+        sample = journey(user, start, **more)
+        return Sample(**{**sample.__dict__, "journey": "login" if user == 0 else "returning-sso"})
+
+    samples = [mixed(0, t, session="") for t in range(5)]
+    samples += [mixed(u, 0, session=FRESH) for u in (1, 2)] + [mixed(u, t) for u in (1, 2) for t in (1, 2)]
+    samples += [mixed(1, 3), mixed(2, 3, ok=False, session=""), mixed(2, 4, ok=False, session="")]
+    [fault] = analyse(samples, [{"fault": "at=2s stop idp-a", "time": T0 + 2.5}], T0, warmed={0})["faults"]
+    assert (fault["logged_in_users"], fault["failed_users"], fault["test4"]) == (2, 1, "△")

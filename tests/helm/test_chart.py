@@ -37,8 +37,20 @@ LDAP = ["--set", "target=ldap://ldap.example.org:389", "--set", "accounts.templa
 OWN_JOURNEY = ["--set", "target=https://sp.example.org/secure/", "--set", "accounts.template=user{000..099}",
                "--set-file", f"journey.file={ROOT / 'locustfiles' / 'sso_then_page.py'}",
                "--set", "journey.userClass=SSOThenPage"]
+CLIENT_SECRET = "rp-s3cret-do-not-leak"
+OIDC = ["--set", "target=oidc+https://idp.example.org/realms/lab", "--set", "oidc.clientId=authbench",
+        "--set", "oidc.clientSecret.existingSecret=rp-secret", "--set", "oidc.clientSecret.key=secret",
+        "--set", "accounts.template=user{000..099}", "--set", "oidc.grant=refresh",
+        "--set", "oidc.validateIdToken=true"]
+OIDC_CLIENT_CREDENTIALS = ["--set", "target=oidc+https://idp.example.org", "--set", "oidc.clientId=batch",
+                           "--set", f"oidc.clientSecret.value={CLIENT_SECRET}",
+                           "--set", "oidc.grant=client-credentials"]
 MATRIX = {
     "lab": LAB,
+    "oidc": OIDC,
+    "oidc-client-credentials": OIDC_CLIENT_CREDENTIALS,
+    "oidc-web": ["--set", "mode=web", "--set", "web.auth.existingSecret=web-login",
+                 "--set", f"oidc.clientSecret.value={CLIENT_SECRET}"],
     "ldap": LDAP,
     "own-journey": OWN_JOURNEY,
     "own-target": OWN_TARGET,
@@ -182,6 +194,33 @@ def test_passwords_live_only_in_a_secret():
     assert find(objects, "Secret", "-accounts")["stringData"]["accounts.csv"].endswith(f"alice,{PASSWORD}\n")
 
 
+def test_an_oidc_target_reads_its_client_secret_from_a_secret_file_in_every_load_pod():
+    from authbench.cli import build_parser
+
+    for values, secret_name, key in ((OIDC, "rp-secret", "secret"),
+                                     (OIDC_CLIENT_CREDENTIALS, "bench-authbench-oidc", "client-secret")):
+        text, objects = render(values)
+        for job in (find(objects, "Job", "-master"), find(objects, "Job", "-workers")):
+            args = container_args(job)
+            build_parser().parse_args(args)  # authbench run's own options, each one
+            assert args[args.index("--client-id") + 1] in ("authbench", "batch") and "--sp" not in args
+            path = args[args.index("--client-secret-file") + 1]
+            mounts = job["spec"]["template"]["spec"]["containers"][0]["volumeMounts"]
+            assert path == next(m["mountPath"] for m in mounts if m["name"] == "oidc-client") + "/client-secret"
+            (volume,) = [v for v in job["spec"]["template"]["spec"]["volumes"] if v["name"] == "oidc-client"]
+            assert volume["secret"]["secretName"] == secret_name
+            assert volume["secret"]["items"] == [{"key": key, "path": "client-secret"}]
+    args = container_args(find(objects, "Job", "-master"))
+    assert args[args.index("--grant") + 1] == "client-credentials" and "--accounts-template" not in args
+    assert [o["kind"] for o in objects if CLIENT_SECRET in yaml.safe_dump(o)] == ["Secret"]
+    assert find(objects, "Secret", "-oidc")["stringData"] == {"client-secret": CLIENT_SECRET}
+    _, web = render(MATRIX["oidc-web"])  # the UI's form names the same file
+    mounts = find(web, "Deployment", "-web")["spec"]["template"]["spec"]["containers"][0]["volumeMounts"]
+    assert {"name": "oidc-client", "mountPath": "/etc/authbench/oidc", "readOnly": True} in mounts
+    result = helm("template", "bench", str(CHART), *OIDC, "--set", "oidc.clientId=")
+    assert result.returncode != 0 and "an oidc+ target needs oidc.clientId" in result.stderr
+
+
 def test_compare_mode_takes_every_lab_cluster_and_no_workers():
     _, objects = render(MATRIX["compare-lab"])
     args = container_args(find(objects, "Job", "-master"))
@@ -228,6 +267,9 @@ def test_monitoring_scrapes_the_master_and_ships_the_dashboard():
     (["--set-json", "monitoring.serviceMonitor.interval=5"], "at '/monitoring/serviceMonitor/interval'"),
     (["--set", "monitoring.grafanaDashboard.enable=true"], "enable"),
     (["--set", "web.allowedHosts={bad host}"], "at '/web/allowedHosts/0'"),
+    (["--set", "oidc.grant=implicit"], "at '/oidc/grant'"),
+    (["--set", "target=oidc+ftp://idp"], "at '/target'"),
+    (["--set", "oidc.clientSecret.secret=x"], "secret"),
 ])
 def test_schema_rejects_wrong_values(values, message):
     result = helm("template", "bench", str(CHART), *LAB, *values)

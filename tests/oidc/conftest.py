@@ -27,6 +27,7 @@ MODULE = CACHE / "npm" / f"oidc-provider-{VERSION}" / "node_modules" / "oidc-pro
 SCRIPT = Path(__file__).with_name("provider.mjs")
 SECRET = "rp-secret-7f3c9a1e5b"  # the confidential clients' secret: the tests grep results for it
 REDIRECT_URI = "http://127.0.0.1:9/authbench/callback"  # authbench's default: nothing listens there
+POST_LOGOUT_REDIRECT_URI = "http://127.0.0.1:9/authbench/signed-out"  # registered for every RP, caught too
 START_LIMIT = 30.0  # seconds for node to answer discovery
 
 
@@ -35,6 +36,7 @@ class OP:
     issuer: str
     secret: str = SECRET
     redirect_uri: str = REDIRECT_URI
+    post_logout_redirect_uri: str = POST_LOGOUT_REDIRECT_URI
 
     @property
     def target(self) -> str:
@@ -49,7 +51,8 @@ def op(tmp_path_factory: pytest.TempPathFactory):
     issuer = f"http://127.0.0.1:{OIDC_PORT}"
     log = tmp_path_factory.mktemp("oidc-provider") / "provider.log"
     env = {**os.environ, "OIDC_PROVIDER_MODULE": str(MODULE), "PORT": str(OIDC_PORT),
-           "PASSWORD_PREFIX": password_for(""), "CLIENT_SECRET": SECRET, "REDIRECT_URI": REDIRECT_URI}
+           "PASSWORD_PREFIX": password_for(""), "CLIENT_SECRET": SECRET, "REDIRECT_URI": REDIRECT_URI,
+           "POST_LOGOUT_REDIRECT_URI": POST_LOGOUT_REDIRECT_URI}
     with log.open("w") as out:
         process = subprocess.Popen([node, str(SCRIPT)], env=env, stdout=out, stderr=subprocess.STDOUT)
     try:

@@ -3,7 +3,8 @@
 // Its own login pages accept any password (devInteractions), so this script replaces them with a login
 // form that checks the lab's password rule (PASSWORD_PREFIX + user name) for accounts user000..user999,
 // and a consent page. Everything else (discovery, PKCE, code, token, JWKS, userinfo) is oidc-provider's.
-// Environment: OIDC_PROVIDER_MODULE (its lib/index.js), PORT, PASSWORD_PREFIX, CLIENT_SECRET, REDIRECT_URI.
+// Environment: OIDC_PROVIDER_MODULE (its lib/index.js), PORT, PASSWORD_PREFIX, CLIENT_SECRET, REDIRECT_URI,
+// POST_LOGOUT_REDIRECT_URI.
 import http from 'node:http';
 import { pathToFileURL } from 'node:url';
 
@@ -14,16 +15,24 @@ const prefix = process.env.PASSWORD_PREFIX;
 const secret = process.env.CLIENT_SECRET;
 const redirect = process.env.REDIRECT_URI;
 const ACCOUNT = /^user\d{3}$/;
-const web = { redirect_uris: [redirect], grant_types: ['authorization_code'], response_types: ['code'] };
+const logoutUri = process.env.POST_LOGOUT_REDIRECT_URI;
+// Every RP may refresh its tokens and be sent back after logout; the confidential ones may also use the
+// client-credentials grant and introspect tokens.
+const web = { redirect_uris: [redirect], post_logout_redirect_uris: [logoutUri], response_types: ['code'],
+  grant_types: ['authorization_code', 'refresh_token'] };
+const confidential = { ...web, grant_types: [...web.grant_types, 'client_credentials'] };
 
 const provider = new Provider(issuer, {
   clients: [
-    { ...web, client_id: 'rp-basic', client_secret: secret, token_endpoint_auth_method: 'client_secret_basic' },
-    { ...web, client_id: 'rp-post', client_secret: secret, token_endpoint_auth_method: 'client_secret_post' },
+    { ...confidential, client_id: 'rp-basic', client_secret: secret, token_endpoint_auth_method: 'client_secret_basic' },
+    { ...confidential, client_id: 'rp-post', client_secret: secret, token_endpoint_auth_method: 'client_secret_post' },
     { ...web, client_id: 'rp-public', token_endpoint_auth_method: 'none' },
   ],
   cookies: { keys: ['authbench-tests-only'] },
-  features: { devInteractions: { enabled: false } },
+  features: { devInteractions: { enabled: false }, clientCredentials: { enabled: true },
+    introspection: { enabled: true }, rpInitiatedLogout: { enabled: true } },
+  // A refresh token for every RP allowed the grant, without offline_access (which needs prompt=consent).
+  issueRefreshToken: (ctx, client) => client.grantTypeAllowed('refresh_token'),
   interactions: { url: (ctx, interaction) => `/interaction/${interaction.uid}` },
   findAccount: (ctx, sub) => (ACCOUNT.test(sub) ? { accountId: sub, claims: () => ({ sub }) } : undefined),
 });
@@ -72,16 +81,20 @@ async function interaction(req, res) {
   return provider.interactionFinished(req, res, result, { mergeWithLastSubmission: true });
 }
 
-// Two issuers that cannot serve a login, for the preflight's errors: one whose discovery fails, one lacking
-// its token endpoint.
+// Issuers for the preflight's errors: one whose discovery fails, one lacking its token endpoint, and one
+// with only the code flow's endpoints and grant (no introspection, no end session, no refresh).
 const partial = JSON.stringify({ issuer: `${issuer}/partial`, authorization_endpoint: `${issuer}/auth` });
+const bare = JSON.stringify({ issuer: `${issuer}/bare`, authorization_endpoint: `${issuer}/auth`,
+  token_endpoint: `${issuer}/token`, grant_types_supported: ['authorization_code'] });
 
 const callback = provider.callback();
 http.createServer((req, res) => {
   if (req.url === '/broken/.well-known/openid-configuration') return send(res, 500, page('Error', 'broken'));
-  if (req.url === '/partial/.well-known/openid-configuration') {
-    res.writeHead(200, { 'content-type': 'application/json' });
-    return res.end(partial);
+  for (const [path, document] of [['/partial', partial], ['/bare', bare]]) {
+    if (req.url === `${path}/.well-known/openid-configuration`) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return res.end(document);
+    }
   }
   if (!req.url.startsWith('/interaction/')) return callback(req, res);
   return interaction(req, res).catch((error) => send(res, 400, page('Error', escape(error.message))));

@@ -64,14 +64,16 @@ def test_round_trip_with_header_and_awkward_text(tmp_path: Path) -> None:
         sample(3, pattern="", repetition=0, account=""),
         sample(4, worker="node1_5f3a"),
         sample(5, session="lost"),
+        sample(6, journey="returning-sso"),
     ]
     path = write_rows(tmp_path / "run", samples, target="https://sp.example/secure/")
     lines = path.read_text().splitlines()
     assert lines[0] == ",".join(COLUMNS)
     assert lines[1] == ("1795264764.125000,2026-11-21T12:39:24.125Z,12.500,0,0,ok,,measured,10x200,1,user0000,"
-                        "https://sp.example/secure/,,,")
-    assert lines[-2].endswith(",https://sp.example/secure/,node1_5f3a,,")
-    assert lines[-1].endswith(",https://sp.example/secure/,,,lost")
+                        "https://sp.example/secure/,,,,")
+    assert lines[-3].endswith(",https://sp.example/secure/,node1_5f3a,,,")
+    assert lines[-2].endswith(",https://sp.example/secure/,,,lost,")
+    assert lines[-1].endswith(",https://sp.example/secure/,,,,returning-sso")
     assert list(read_samples(path)) == samples
 
 

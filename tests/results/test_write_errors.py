@@ -17,7 +17,7 @@ from authbench.cluster.resources import ResourceSampler
 from authbench.events import RunEvents
 from authbench.patterns import Pattern
 from authbench.results.failures import Evidence, FailureKeeper
-from authbench.results.recorder import SAMPLES_FILE, Recorder, read_samples
+from authbench.results.recorder import COLUMNS, SAMPLES_FILE, Recorder, read_samples
 from authbench.results.sample import MEASURED, OK, Sample
 from authbench.results.writes import RESERVE_FILE, WriteCut, WriteGuard
 
@@ -70,7 +70,7 @@ def test_a_user_greenlets_refused_row_reaches_the_run_greenlet_and_leaves_no_par
     assert failure is not None and failure.path == folder / SAMPLES_FILE and failure.error.errno == errno.ENOSPC
     assert recorder.unwritten >= 1
     assert len(list(read_samples(folder / SAMPLES_FILE))) == recorder.count > 0
-    assert len(whole_rows(folder / SAMPLES_FILE, 15)) == recorder.count + 1  # the header and whole rows only
+    assert len(whole_rows(folder / SAMPLES_FILE, len(COLUMNS))) == recorder.count + 1  # the header and whole rows only
     recorder.record(sample(0))  # after the error: counted, not written
     assert len(list(read_samples(folder / SAMPLES_FILE))) == recorder.count
     assert recorder.write_last_summary({"run_id": "r", "write_error": failure.record()}) is None  # the reserve's room

@@ -54,7 +54,21 @@ https://{{ include "authbench.labHost" .root }}:{{ include "authbench.labPort" .
 {{- else if .Values.lab.enabled -}}
 {{ include "authbench.labUrl" (dict "root" . "backend" (first .Values.lab.backends) "port" "sp") }}/secure/
 {{- else -}}
-{{ fail "set target (the SP's protected URL) or lab.enabled=true" }}
+{{ fail "set target (the SP's protected URL, or oidc+https://ISSUER, …) or lab.enabled=true" }}
+{{- end -}}
+{{- end -}}
+
+{{/* An OpenID Connect target (oidc+https://ISSUER): authbench is the RP registered at the provider. */}}
+{{- define "authbench.isOidc" -}}
+{{- if hasPrefix "oidc+" (.Values.target | default "") }}true{{ end -}}
+{{- end -}}
+
+{{/* The Secret holding the OIDC RP's client secret (never a ConfigMap, never argv): yours or the chart's. */}}
+{{- define "authbench.oidcSecret" -}}
+{{- if .Values.oidc.clientSecret.existingSecret -}}
+{{ .Values.oidc.clientSecret.existingSecret }}
+{{- else if .Values.oidc.clientSecret.value -}}
+{{ include "authbench.fullname" . }}-oidc
 {{- end -}}
 {{- end -}}
 
@@ -100,6 +114,8 @@ https://{{ include "authbench.labHost" .root }}:{{ include "authbench.labPort" .
 - {{ printf "user{%0*d..%d}" (max 3 (len (toString $last))) 0 $last | quote }}
 - --password-rule
 - "pw-{user}"
+{{- else if and (include "authbench.isOidc" .) (eq .Values.oidc.grant "client-credentials") }}
+{{- /* no user: the client's own token */}}
 {{- else }}
 {{- fail "give the journeys accounts: accounts.existingSecret, accounts.csv or accounts.template" }}
 {{- end }}
@@ -110,8 +126,37 @@ https://{{ include "authbench.labHost" .root }}:{{ include "authbench.labPort" .
 {{- end -}}
 
 {{- define "authbench.journeyArgs" -}}
+{{- if include "authbench.isOidc" . }}
+- --client-id
+- {{ required "an oidc+ target needs oidc.clientId: the RP's client_id at the provider" .Values.oidc.clientId | quote }}
+- --grant
+- {{ .Values.oidc.grant }}
+- --client-auth
+- {{ .Values.oidc.clientAuth }}
+- --scope
+- {{ .Values.oidc.scope | quote }}
+{{- with .Values.oidc.redirectUri }}
+- --redirect-uri
+- {{ . | quote }}
+{{- end }}
+{{- with .Values.oidc.postLogoutRedirectUri }}
+- --post-logout-redirect-uri
+- {{ . | quote }}
+{{- end }}
+{{- if .Values.oidc.validateIdToken }}
+- --validate-id-token
+{{- end }}
+{{- if .Values.oidc.userinfo }}
+- --userinfo
+{{- end }}
+{{- if include "authbench.oidcSecret" . }}
+- --client-secret-file
+- /etc/authbench/oidc/client-secret
+{{- end }}
+{{- else }}
 - --sp
 - {{ .Values.journey.sp }}
+{{- end }}
 - --login-form
 - {{ .Values.journey.loginForm }}
 {{- if .Values.journey.reuseSession }}
@@ -159,6 +204,26 @@ https://{{ include "authbench.labHost" .root }}:{{ include "authbench.labPort" .
     secretName: {{ . }}
     defaultMode: 0440
 {{- end }}
+{{- include "authbench.oidcSecretVolume" . }}
+{{- end -}}
+
+{{/* The OIDC client secret as the file /etc/authbench/oidc/client-secret (--client-secret-file). */}}
+{{- define "authbench.oidcSecretVolume" -}}
+{{- with include "authbench.oidcSecret" . }}
+- name: oidc-client
+  secret:
+    secretName: {{ . }}
+    defaultMode: 0440
+    items: [{key: {{ $.Values.oidc.clientSecret.key | quote }}, path: client-secret}]
+{{- end }}
+{{- end -}}
+
+{{- define "authbench.oidcSecretMount" -}}
+{{- if include "authbench.oidcSecret" . }}
+- name: oidc-client
+  mountPath: /etc/authbench/oidc
+  readOnly: true
+{{- end }}
 {{- end -}}
 
 {{- define "authbench.inputMounts" -}}
@@ -184,6 +249,7 @@ https://{{ include "authbench.labHost" .root }}:{{ include "authbench.labPort" .
   mountPath: /etc/authbench/accounts
   readOnly: true
 {{- end }}
+{{- include "authbench.oidcSecretMount" . }}
 {{- end -}}
 
 {{- define "authbench.resultsVolume" -}}

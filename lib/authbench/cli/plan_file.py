@@ -22,6 +22,7 @@ FLAG_WORDS = {"1": True, "true": True, "yes": True, "0": False, "false": False, 
 FLAG_HINT = "1, 0, true, false, yes or no"
 TYPE_WORDS = {int: "a whole number", float: "a number"}
 TOML_TYPES = {dict: "table", list: "array", bool: "boolean"}  # anything else a TOML file holds: a date or time
+TABLES_KEY, TABLES_OPTION = "journey", "--journey-tables"  # a run's --mix journeys of their own (cli/mix_options)
 SETTABLE = (argparse._StoreAction, argparse._StoreConstAction, argparse._AppendAction)  # not help, version, …
 
 Values = dict[argparse.Action, tuple[str, Any]]  # action → (where the value came from, for errors; the value)
@@ -122,8 +123,14 @@ def _from_file(command: argparse.ArgumentParser, options: dict[str, argparse.Act
     except tomllib.TOMLDecodeError as exc:
         command.error(f"the plan file {path} is not valid TOML: {exc}; fix it there")
     values: Values = {}
+    tables = command._option_string_actions.get(TABLES_OPTION)
     for key, value in document.items():
         where = f"{path}: {key!r}"
+        if key == TABLES_KEY and tables is not None:  # [journey.NAME]: a --mix's journeys, checked by the command
+            if not isinstance(value, dict):
+                command.error(f"{where} holds [journey.NAME] tables of --mix journeys; give it as such")
+            values[tables] = (where, value)
+            continue
         action = options.get(key.replace("_", "-"))
         if key.replace("_", "-") == "config":
             command.error(f"{where}: a plan file cannot name another; remove it")

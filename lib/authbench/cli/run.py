@@ -14,7 +14,7 @@ from ..errors import AuthbenchError
 from ..kinds.base import CommonOptions
 from ..kinds.common import DEFAULT_TIMEOUT, add_account_options, add_tls_options
 from ..results.failures import DEFAULT_KEEP
-from . import fault_options, openmodel
+from . import fault_options, mix_options, openmodel
 from .console import say
 from .options import account_options, add_lab_dir_option, check_ports, durations
 
@@ -57,6 +57,7 @@ def add_parser(subparsers: argparse._SubParsersAction, name: str = "run",
                       help="a pattern repetition taking longer is cut short and marked so (default 1h)")
     journey = run.add_argument_group("journeys (every kind)")
     fault_options.add_pace_option(journey)
+    mix_options.add_options(journey)
     journey.add_argument("--keep-failures", type=int, default=DEFAULT_KEEP, metavar="N",
                          help=f"failing journeys kept per reason under results/<id>/failures/ (default {DEFAULT_KEEP})")
     openmodel.add_options(run)
@@ -96,6 +97,7 @@ def add_parser(subparsers: argparse._SubParsersAction, name: str = "run",
     journey_actions = [action for group in (target, accounts, *kind_groups) for action in group._group_actions]
     journey_actions += [action for action in journey._group_actions]
     run.set_defaults(handler=_run, journey_actions=journey_actions,
+                     account_dests={action.dest for action in accounts._group_actions},
                      kind_defaults={action.dest: action.default for group in kind_groups
                                     for action in group._group_actions})
     return run
@@ -119,6 +121,31 @@ def prepare(args: argparse.Namespace) -> Any:
     from ..prepared import NEW, OVERWRITE, RESUME, RunSettings
     from ..prepared import prepare as prepare_run
 
+    plan = parse_plan(args.pattern, args.warmup, args.repeat)
+    cell_limit = parse_duration(args.cell_time_limit)
+    check_cell_limit(plan, cell_limit)
+    check_ports(args, "metrics_port", "master_bind_port", "master_port")
+    open_model = openmodel.wanted(args)
+    if open_model:
+        plan = openmodel.level_plan(args, plan.warmup, plan.repeat)
+
+    def journey(given: argparse.Namespace) -> tuple[Any, CommonOptions, Any]:
+        return _journey(given, cell_limit)
+
+    mix = mix_options.entries(args, journey)
+    kind, common, options = (mix[0].kind, mix[0].common, mix[0].options) if mix else journey(args)
+    settings = RunSettings(
+        results=args.results, run_id=args.run_id, existing=RESUME if args.resume else OVERWRITE if args.overwrite
+        else NEW, force=args.force, cell_time_limit=cell_limit, keep_failures=args.keep_failures,
+        max_error_pct=args.max_error_pct, metrics_port=args.metrics_port, metrics_host=args.metrics_host,
+        role=_role(args))
+    return prepare_run(kind, common, options, plan, settings, args.fault, open_model, mix=mix)
+
+
+def _journey(args: argparse.Namespace, cell_limit: float) -> tuple[Any, CommonOptions, Any]:
+    """The kind `args` name and its options (of the run, or of a --mix journey's [journey.NAME] table)."""
+    from ..patterns import parse_duration
+
     kind = kinds.kind_for(args.target, args.kind, args.locustfile)
     given = {dest: value for dest, default in args.kind_defaults.items()
              if (value := getattr(args, dest)) != default}
@@ -127,24 +154,13 @@ def prepare(args: argparse.Namespace) -> Any:
         option = "--" + foreign[0].replace("_", "-")
         readers = ", ".join(k.title for k in kinds.users_of(foreign[0]))
         raise kind.refuse(f"take {option}", f"it is for {readers}; drop it, or give --kind")
-    plan = parse_plan(args.pattern, args.warmup, args.repeat)
-    cell_limit, timeout = parse_duration(args.cell_time_limit), parse_duration(args.timeout)
-    check_cell_limit(plan, cell_limit)
+    timeout = parse_duration(args.timeout)
     if timeout <= 0:
         raise AuthbenchError("--timeout must be more than 0")
-    check_ports(args, "metrics_port", "master_bind_port", "master_port")
-    open_model = openmodel.wanted(args)
-    if open_model:
-        plan = openmodel.level_plan(args, plan.warmup, plan.repeat)
     common = CommonOptions(
         target=args.target, timeout=timeout, ca_bundle=args.ca_bundle, insecure=args.insecure, lab_dir=args.lab_dir,
         pace=fault_options.pace(args, cell_limit), accounts=account_options(args))
-    settings = RunSettings(
-        results=args.results, run_id=args.run_id, existing=RESUME if args.resume else OVERWRITE if args.overwrite
-        else NEW, force=args.force, cell_time_limit=cell_limit, keep_failures=args.keep_failures,
-        max_error_pct=args.max_error_pct, metrics_port=args.metrics_port, metrics_host=args.metrics_host,
-        role=_role(args))
-    return prepare_run(kind, common, kinds.options_of(kind, vars(args)), plan, settings, args.fault, open_model)
+    return kind, common, kinds.options_of(kind, vars(args))
 
 
 def _role(args: argparse.Namespace) -> Any:
@@ -166,10 +182,10 @@ def _journey_argv(args: argparse.Namespace) -> list[str]:
     argv: list[str] = []
     for action in args.journey_actions:
         value = getattr(args, action.dest)
-        if value is None or value == action.default:
+        if value is None or value == action.default or action.dest == "journey_tables":
             continue
         if isinstance(action, argparse._StoreTrueAction):
             argv.append(action.option_strings[-1])
         else:
             argv += [action.option_strings[-1], str(value)]
-    return argv
+    return argv + mix_options.worker_argv(args)

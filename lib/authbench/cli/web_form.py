@@ -22,7 +22,11 @@ from ..web.launch import DEFAULT_CELL_TIME_LIMIT
 # into a private file that is gone once the accounts are read.
 OPTION_FIELDS = {"expect": "--expect", "expect_regex": "--expect-regex", "expect_status": "--expect-status",
                  "accounts_template": "--accounts-template", "password_rule": "--password-rule",
-                 "ca_bundle": "--ca-bundle", "fault": "--fault", "pace": "--pace"}
+                 "ca_bundle": "--ca-bundle", "fault": "--fault", "pace": "--pace",
+                 # an OIDC target's RP: never its secret, only where this server reads it (a file, or the UI's
+                 # $AUTHBENCH_CLIENT_SECRET)
+                 "client_id": "--client-id", "client_secret_file": "--client-secret-file", "grant": "--grant",
+                 "scope": "--scope", "redirect_uri": "--redirect-uri"}
 FLAG_FIELDS = {"reuse_session": "--reuse-session"}  # checkboxes: present (any value but "") means on
 CSV_FIELD = "accounts_csv_text"  # the text of an uploaded user,password file
 OPEN_FIELDS = ("rate", "duration", "levels", "slo")  # arrival rates instead of patterns (cli/openmodel.py)
@@ -52,8 +56,8 @@ def parse_form(form: dict[str, str], run_options: str = "", accounts_csv: str | 
     --run-options`; `accounts_csv` is the file an uploaded CSV was written to."""
     target = (form.get("target") or "").strip()
     if not target:
-        raise AuthbenchError("give a target: lab:BACKEND or the SP's protected URL (or an LDAP, database or "
-                       "privacyIDEA target)")
+        raise AuthbenchError("give a target: lab:BACKEND or the SP's protected URL (or an LDAP, database, "
+                             "privacyIDEA or oidc+https://ISSUER target)")
     repeat = (form.get("repeat") or "1").strip()
     if not repeat.isdigit():
         raise AuthbenchError(f"repetitions {repeat!r} is not a whole number")

@@ -28,12 +28,12 @@ Row = list[Any]
 
 def sample_row(sample: Sample) -> Row:
     return [sample.start, sample.duration_ms, sample.user, sample.iteration, sample.outcome, sample.reason,
-            sample.phase, sample.account, sample.detail, sample.session]
+            sample.phase, sample.account, sample.detail, sample.session, sample.journey]
 
 
 def row_sample(row: Row, pattern: str, repetition: int, worker: str = "") -> Sample:
-    start, duration_ms, user, iteration, outcome, reason, phase, account, detail, session = row
+    start, duration_ms, user, iteration, outcome, reason, phase, account, detail, session, journey = row
     return Sample(start=float(start), duration_ms=float(duration_ms), user=int(user), iteration=int(iteration),
                   outcome=str(outcome), reason=str(reason), phase=str(phase), pattern=pattern,
                   repetition=int(repetition), account=str(account), detail=str(detail), worker=worker,
-                  session=str(session))
+                  session=str(session), journey=str(journey))

@@ -22,6 +22,7 @@ from locust.runners import STATE_INIT, WorkerRunner
 from locust.stats import StatsEntry
 
 from .. import __version__
+from ..mix import owner_of, split_classes
 from ..openmodel.distributed import serve_levels
 from ..patterns import Pattern
 from ..phases import PhaseController
@@ -97,16 +98,20 @@ class WorkerAgent:
     def _cell(self, environment: Environment, msg: Any) -> None:
         spec = msg.data
         pattern = Pattern(int(spec["users"]), int(spec["runs"]))
+        classes = self.environment.user_classes
+        split = split_classes(classes, pattern.users)  # a --mix: the pattern's users per journey, as the master's
         controller = PhaseController(pattern, int(spec["repetition"]), 0.0, on_measured=self._measured,
                                      indexes=spec["indexes"], warmup_end=float(spec["warmup_end"]),
-                                     on_finished=self._finished)
+                                     on_finished=self._finished, split=split)
         cell = _Cell(int(spec["cell"]), controller)
         self.idle.wait((self.environment.stop_timeout or 0) + 1)  # the last cell's users may still be exiting
         self.idle.clear()
         self.cell = cell
         self.context.controller = controller
-        user_class = self.environment.user_classes[0]
-        self.runner.start_worker({user_class.__name__: len(controller.indexes)})
+        owner = owner_of(split) if split else [0] * pattern.users
+        counts = {cls.__name__: sum(1 for index in controller.indexes if owner[index] == position)
+                  for position, cls in enumerate(classes)}
+        self.runner.start_worker(counts)
         while not controller.done.wait(FLUSH_INTERVAL) and not cell.stopped:
             self._flush(cell)
         self._wind_down(cell)

@@ -8,8 +8,8 @@ reports — is the run path's, the same for every kind. A kind that cannot do so
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -79,6 +79,16 @@ class Journey:
     sampled: tuple[str, ...] = ()  # lab servers whose CPU is sampled per cell
     churn_port: int | None = None  # a new connection per journey towards this port: TIME_WAIT is counted
     summary_line: str = ""  # what the preflight proved, said before the plan (e.g. "LDAP bind ok")
+    user_classes: tuple[type, ...] = ()  # --mix (kinds.mixed): one user class per journey, user_class the first
+    also_loads: tuple[str, ...] = ()  # --mix: the load_keys of its other targets, locked too
+
+    @property
+    def classes(self) -> tuple[type, ...]:
+        return self.user_classes or (self.user_class,)
+
+    @property
+    def load_keys(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys((self.load_key, *self.also_loads)))
 
 
 @dataclass(frozen=True)
@@ -93,6 +103,9 @@ class Kind:
     prepare: Callable[[CommonOptions, Any], Journey]  # (common options, its options) → a checked journey
     can: Capabilities = Capabilities()
     add_options: Callable[[Any], None] | None = None  # its own option group (shared ones: kinds.SHARED_GROUPS)
+    # Named journey variants for --mix: name → overrides of its options (fields of `options`), e.g. SAML's
+    # {"login": {"reuse_session": False}, "returning-sso": {"reuse_session": True}}; docs/running.md
+    variants: Mapping[str, Mapping[str, Any]] = field(default_factory=dict, hash=False, compare=False)
 
     @property
     def title(self) -> str:
@@ -100,6 +113,21 @@ class Kind:
 
     def option_names(self) -> tuple[str, ...]:
         return tuple(f.name for f in fields(self.options))
+
+    def variant(self, options: Any, name: str) -> Any:
+        """Its options with the variant `name`'s overrides; AuthbenchError naming its variants when it has none such."""
+        if name not in self.variants:
+            offered = ", ".join(self.variants) or "none yet"
+            raise AuthbenchError(f"{self.label} offers no journey {name!r} for --mix (its variants: {offered}); "
+                                 "name one of them, or a [journey.NAME] table of the --config plan file")
+        overrides = self.variants[name]
+        defaults = {f.name: f.default for f in fields(options)}
+        for option, value in overrides.items():
+            given = getattr(options, option)
+            if given != defaults.get(option) and given != value:
+                raise AuthbenchError(f"--{option.replace('_', '-')} contradicts the journey {name!r} of --mix (a "
+                                     f"{self.label} variant that sets it to {value}); drop it, or name another")
+        return replace(options, **overrides)
 
     def refuse(self, request: str, why: str = "") -> AuthbenchError:
         """The one-line refusal of something this kind cannot do, exit 2."""

@@ -22,6 +22,7 @@ from gevent.pool import Group
 from hdrh.histogram import HdrHistogram
 from locust.env import Environment
 
+from ..mix import slot_sequence, weights_of
 from ..results.failures import short_detail
 from ..results.sample import ERROR, MEASURED, OK, Sample
 from ..results.summary import HISTOGRAM_HIGHEST_US, HISTOGRAM_LOWEST_US, HISTOGRAM_SIGNIFICANT_DIGITS
@@ -140,8 +141,12 @@ class LevelDriver:
         self._clock = clock
         self._epoch = epoch  # a distributed level: the master's epoch, the same on every worker
         self._share = share  # (k, n): this process starts the slots whose index is k modulo n
-        self._slots = BoundedSemaphore(arrivals.max_users)
-        self._idle: list[JourneyUser] = []
+        self._slots = BoundedSemaphore(arrivals.max_users)  # in flight, over every journey of a --mix
+        weights = weights_of(environment.user_classes)
+        # a --mix: each slot's journey by smooth weighted round robin over its index (mix.slot_sequence)
+        self._classes = list(environment.user_classes) if weights else [user_class]
+        self._sequence = slot_sequence(weights) if weights else [0]
+        self._idle: dict[int, list[JourneyUser]] = {position: [] for position in range(len(self._classes))}
         self._users: list[JourneyUser] = []
         self._in_flight = 0
         self.outcome = LevelOutcome(level, arrivals)
@@ -197,7 +202,9 @@ class LevelDriver:
             if measured:
                 out.dropped += 1
             return
-        user = self._idle.pop() if self._idle else self._new_user()
+        position = self._sequence[index % len(self._sequence)]
+        idle = self._idle[position]
+        user = idle.pop() if idle else self._new_user(position)
         self._in_flight += 1
         sent = self._clock()
         finished = False
@@ -218,11 +225,11 @@ class LevelDriver:
                 self._finish(user, index, intended, sent, phase, JourneyOutcome(False, UNFINISHED))
                 out.unfinished += 1
             self._in_flight -= 1
-            self._idle.append(user)
+            idle.append(user)
             self._slots.release()
 
-    def _new_user(self) -> JourneyUser:
-        user = self.user_class(self.environment)
+    def _new_user(self, position: int) -> JourneyUser:
+        user = self._classes[position](self.environment)
         user.on_start()
         user.index = len(self._users)
         self._users.append(user)
@@ -247,7 +254,8 @@ class LevelDriver:
         sample = Sample(start=intended, duration_ms=response_ms, user=user.index, iteration=index,
                         outcome=OK if outcome.ok else ERROR, reason=outcome.reason, phase=phase,
                         pattern=self.level.label, repetition=self.repetition, account=outcome.account,
-                        detail="" if outcome.ok else short_detail(outcome.step, outcome.detail))
+                        detail="" if outcome.ok else short_detail(outcome.step, outcome.detail),
+                        journey=user.mix_journey)
         if phase == MEASURED:
             out = self.outcome
             out.samples.append(sample)

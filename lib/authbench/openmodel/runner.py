@@ -16,13 +16,14 @@ from locust.env import Environment
 from locust.runners import MasterRunner
 
 from ..patterns import Plan
+from ..results.sample import OK
 from ..results.table import COMPONENTS_DOWN
 from ..runner import CellResult, _step_stats, cluster_marked, run_plan
 from ..user import RunContext
 from . import capacity
 from .cooldown import cool_down, idle_latency
 from .distributed import run_on_workers
-from .driver import LevelDriver, LevelOutcome
+from .driver import Latencies, LevelDriver, LevelOutcome
 from .rates import SLO, Level, LevelPlan, format_rate, slo_check_text
 
 SUSTAINED_SHARE = 0.98  # a level below this share of its scheduled rate is not sustained
@@ -38,7 +39,7 @@ class OpenCellResult(CellResult):
         return bool(self.open.get("sustained", True))
 
 
-def slo_checks(slo: SLO | None, outcome: LevelOutcome) -> list[dict[str, Any]]:
+def slo_checks(slo: SLO | None, outcome: LevelOutcome | JourneyFigures) -> list[dict[str, Any]]:
     """Each SLO term with the figure that decided it (latencies from the intended start): term, value (None when
     no journey succeeded), unit, met. The verdict panel shows the figure beside ✓ or ✗."""
     if slo is None:
@@ -85,7 +86,34 @@ def describe(outcome: LevelOutcome, slo: SLO | None) -> dict[str, Any]:
         checks = slo_checks(slo, outcome)
         failures = slo_failures(checks)
         record.update(slo=slo.describe(), slo_met=not failures, slo_failures=failures, slo_checks=checks)
+        mixed = list(dict.fromkeys(sample.journey for sample in outcome.samples if sample.journey))
+        if mixed:  # a --mix: the SLO of each journey too, from its own samples (results.verdicts judges them)
+            record["journey_slo_checks"] = {name: slo_checks(slo, JourneyFigures.of(outcome, name))
+                                            for name in mixed}
     return record
+
+
+@dataclass
+class JourneyFigures:
+    """What slo_checks reads of a level, for one journey of a --mix: its successes, errors and response times (from
+    the intended start, as the level's)."""
+
+    ok: int = 0
+    errors: int = 0
+    response: Latencies = field(default_factory=Latencies)
+
+    @classmethod
+    def of(cls, outcome: LevelOutcome, journey: str) -> JourneyFigures:
+        figures = cls()
+        for sample in outcome.samples:
+            if sample.journey != journey:
+                continue
+            if sample.outcome == OK:
+                figures.ok += 1
+                figures.response.add(sample.duration_ms)
+            else:
+                figures.errors += 1
+        return figures
 
 
 def run_level(environment: Environment, level: Level, repetition: int, plan: LevelPlan,

@@ -40,6 +40,7 @@ class Cell:
     resources: dict[str, Any] | None = None
     degraded: dict[str, Any] | None = None  # a lost worker's users and journeys (distributed runs)
     open: dict[str, Any] | None = None  # an open-model level's rates, starts and two latencies (openmodel)
+    journeys: dict[str, Summary] = field(default_factory=dict)  # a --mix: each journey's own (results.journeys)
 
     @property
     def threads(self) -> int:
@@ -179,15 +180,18 @@ def _run(folder: Path, backend: str) -> Run:
             raise ReportError(f"{folder / SUMMARY_FILE}: a cell lacks {exc}; the file is damaged") from None
         listed.add(key)
         status = DONE if entry.get("complete", True) else CUT_SHORT
+        journeys = {str(name): Summary.from_dict(data) for name, data in (entry.get("journeys") or {}).items()}
         cells.append(Cell(backend, key[0], key[1], summary, status, entry.get("resources"), entry.get("degraded"),
-                          entry.get("open")))
+                          entry.get("open"), journeys))
     ended = doc.get("interrupted") or {}
     status = WRITE_CUT if doc.get("write_error") else STOPPED if ended.get("by_user") else INCOMPLETE
     for (pattern, repetition), group in split_runs(samples).items():
         if (pattern, repetition) not in listed:  # the run ended during this cell: its figures come from its samples
             summary = summarize(group)
             summary.pattern, summary.repetition = pattern, repetition
-            cells.append(Cell(backend, pattern, repetition, summary, status))
+            named = sorted({sample.journey for sample in group if sample.journey})
+            journeys = {name: summarize(s for s in group if s.journey == name) for name in named}
+            cells.append(Cell(backend, pattern, repetition, summary, status, journeys=journeys))
     return Run(backend, folder, doc, cells, samples)
 
 

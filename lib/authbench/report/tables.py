@@ -30,6 +30,7 @@ EXPECTED_MARK = "*"  # after a ×: what the backend's design is expected to fail
 WEAK_MARK = "†"  # a figure resting on too few samples, or on a cell with errors
 CPU_DECIMALS = 1
 TOP_COMPONENTS = 8  # CPU columns shown per table: the generator, then the busiest components
+JOURNEY_MARK = "· "  # before a --mix journey's own row, under its cell's
 WIDE_COLUMNS = 9  # a table with more columns is set smaller in HTML, so it fits the page (and print) whole
 
 
@@ -62,10 +63,18 @@ def run_tables(results: Results) -> list[Table]:
                 label = run_label(pattern, cell.repetition) + cell.remarks
                 label += " (not sustained)" if cell.open and not cell.open.get("sustained", True) else ""
                 rows.append([label, *_figures(cell.summary)])
+                rows += [[f"{JOURNEY_MARK}{name}", *_figures(summary)] for name, summary in cell.journeys.items()]
             counted = [c.summary for c in cells if c.counted]
             if len(counted) > 1:
                 strong.add(len(rows))
                 rows.append([f"{pattern} {AVERAGE_LABEL}", *_figures(average(counted))])
+                for name in dict.fromkeys(name for c in cells if c.counted for name in c.journeys):
+                    mine = [c.journeys[name] for c in cells if c.counted and name in c.journeys]
+                    strong.add(len(rows))
+                    rows.append([f"{JOURNEY_MARK}{name} {AVERAGE_LABEL}", *_figures(average(mine))])
+        if any(c.journeys for c in run.cells):
+            notes.append(f"{JOURNEY_MARK.strip()} rows: one journey of the --mix, its own figures (the row above is "
+                         "the whole mix).")
         if any(WEAK_MARK in row[-1] for row in rows):
             notes.insert(0, f"{WEAK_MARK} p99 rests on fewer than {SAMPLES_FOR_PERCENTILE['p99']} successful journeys.")
         if any(c.status == INCOMPLETE for c in run.cells):

@@ -46,8 +46,10 @@ COLUMNS = (
     "worker",  # the distributed worker that ran the journey ("" when local)
     "detail",
     "session",
+    "journey",  # --mix: the journey's name in the mix ("" for a run of one journey)
 )
-OPTIONAL_COLUMNS = ("time", "target", "worker", "detail", "session")  # older files lack these; read all the same
+# older files lack these; read all the same
+OPTIONAL_COLUMNS = ("time", "target", "worker", "detail", "session", "journey")
 RUN_ID_TIME_FORMAT = "%Y%m%d-%H%M%S"  # UTC, so ids sort in run order whatever the host's time zone
 RUN_ID_SUFFIX_BYTES = 2  # 4 hex digits: two runs started in the same second still get distinct ids
 RUN_ID_ATTEMPTS = 20
@@ -117,6 +119,7 @@ class Recorder:
                     sample.worker,
                     sample.detail,
                     sample.session,
+                    sample.journey,
                 )
             ):
                 self.count += 1
@@ -319,6 +322,7 @@ def _parse(row: list[str], index: dict[str, int], path: Path, line: int) -> Samp
             worker=row[index["worker"]] if "worker" in index else "",
             detail=row[index["detail"]] if "detail" in index else "",
             session=row[index["session"]] if "session" in index else "",
+            journey=row[index["journey"]] if "journey" in index else "",
         )
     except (IndexError, ValueError) as e:
         raise ValueError(f"{path}:{line}: bad sample row {row!r}: {e}") from e

@@ -29,6 +29,7 @@ class Sample:
     detail: str = ""  # a failure's step and page (results.failures.short_detail), never a secret
     worker: str = ""  # distributed: the worker that ran it (Locust's client id); "" when local
     session: str = ""  # --reuse-session: fresh, reused, lost or sp-session (journeys.returning); else ""
+    journey: str = ""  # --mix: the journey's name in the mix; "" for a run of one journey
 
     @property
     def end(self) -> float:

@@ -3,10 +3,11 @@
 Computed once, from a run's summary.json document alone (so the console, the live page, the report and
 `summary.json`'s own `verdicts` can never disagree, and old results get a panel too). One check per line:
 
-- each level's SLO (open model), with the figure that decided it;
+- each level's SLO (open model), with the figure that decided it, and with --mix each journey's;
 - each level's rate held or not (sustained), with its late and dropped starts;
 - the capacity search's answer, its bracket, its confirmation and every step;
-- the error share against --max-error-pct (shown without a verdict when none was given);
+- the error share against --max-error-pct (shown without a verdict when none was given), and with --mix
+  each journey's own;
 - Test 4 per fault: the logged-in users it cost SSO and the time until SSO worked again;
 - cells cut short, interrupted or degraded (their figures are partial).
 
@@ -21,6 +22,8 @@ from ..openmodel.rates import format_rate, slo_check_text
 from .table import degraded_text, run_label
 
 PASS, FAIL, INFO = "✓", "✗", "·"  # a check with no criterion to judge it by (no --max-error-pct) is INFO
+JOURNEY_ERRORS = "journey-errors"  # a --mix journey's own error share (results.journeys)
+JOURNEY_SLO = "journey-slo"  # a --mix journey's own SLO at a level
 TEST4_PASS = "○"  # Test 4 keeps the 2012 report's marks: ○ none lost, △ some, × all, - not measured
 
 Check = dict[str, Any]
@@ -32,10 +35,12 @@ def compute(document: dict[str, Any]) -> dict[str, Any]:
     capacity = document.get("capacity") or None
     steps = set((capacity or {}).get("step_labels") or [])
     levels = [c for c in cells if c.get("open") and c["pattern"] not in steps]
-    checks = [*_slo(levels), *_sustained(levels)]
+    checks = [*_slo(levels), *_journey_slo(levels), *_sustained(levels)]
     if capacity:
         checks.append(_capacity(capacity, {c["pattern"]: c for c in cells}))
-    checks.append(_errors(cells, (document.get("config") or {}).get("max_error_pct")))
+    limit = (document.get("config") or {}).get("max_error_pct")
+    checks.append(_errors(cells, limit))
+    checks += _journey_errors(cells, limit)
     checks += _failover(cells)
     checks += _partial(document, cells)
     judged = [c["passed"] for c in checks if c["passed"] is not None]
@@ -44,7 +49,8 @@ def compute(document: dict[str, Any]) -> dict[str, Any]:
 
 def criteria_failed(verdicts: dict[str, Any]) -> list[Check]:
     """The checks that make a finished run exit 3: the error share over --max-error-pct and a level's missed SLO."""
-    return [c for c in verdicts.get("checks", []) if c["check"] in ("errors", "slo") and c["passed"] is False]
+    return [c for c in verdicts.get("checks", []) if c["check"] in ("errors", JOURNEY_ERRORS, "slo", JOURNEY_SLO)
+            and c["passed"] is False]
 
 
 def lines(verdicts: dict[str, Any]) -> list[str]:
@@ -81,6 +87,18 @@ def _slo(levels: list[dict[str, Any]]) -> list[Check]:
         figure = "; ".join(words)
         out.append(_check("slo", f"SLO {record['slo']} at {_label(cell)}", bool(record.get("slo_met")), figure,
                           level=_label(cell)))
+    return out
+
+
+def _journey_slo(levels: list[dict[str, Any]]) -> list[Check]:
+    """A --mix at a rate: the level's SLO judged for each journey on its own samples (openmodel.runner)."""
+    out = []
+    for cell in levels:
+        record = cell["open"]
+        for name, terms in (record.get("journey_slo_checks") or {}).items():
+            figure = "; ".join(slo_check_text(t) for t in terms)
+            out.append(_check(JOURNEY_SLO, f"SLO {record.get('slo')} of {name} at {_label(cell)}",
+                              all(t["met"] for t in terms), figure, level=_label(cell), journey=name))
     return out
 
 
@@ -124,17 +142,29 @@ def _capacity(found: dict[str, Any], by_label: dict[str, dict[str, Any]]) -> Che
                   answer=answer, first_fail=first_fail, confirmed=bool(found.get("confirmed")), steps=steps)
 
 
-def _errors(cells: list[dict[str, Any]], limit: float | None) -> Check:
-    tests = sum(int(c["summary"].get("tests") or 0) for c in cells)
-    errors = sum(int(c["summary"].get("errors") or 0) for c in cells)
+def _errors(cells: list[dict[str, Any]], limit: float | None, journey: str = "") -> Check:
+    """The error share against --max-error-pct: of the whole run, or (`journey`) of one journey of a --mix."""
+    summaries = [c["summary"] for c in cells] if not journey else \
+        [c["journeys"][journey] for c in cells if journey in (c.get("journeys") or {})]
+    tests = sum(int(s.get("tests") or 0) for s in summaries)
+    errors = sum(int(s.get("errors") or 0) for s in summaries)
     pct = 100.0 * errors / tests if tests else None
+    check, title = (JOURNEY_ERRORS, f"errors of {journey}") if journey else ("errors", "errors")
+    more = {"journey": journey} if journey else {}
     share = f"{pct:.2f}% of {tests} measured journeys failed ({errors})" if tests else "no measured journey"
     if limit is None:
-        return _check("errors", "errors", None, share + "; no --max-error-pct to judge them by",
-                      errors=errors, journeys=tests, pct=pct)
+        return _check(check, title, None, share + "; no --max-error-pct to judge them by",
+                      errors=errors, journeys=tests, pct=pct, **more)
     passed = pct is not None and pct <= limit
-    return _check("errors", "errors", passed, f"{share}, {'within' if passed else 'more than'} --max-error-pct "
-                  f"{limit:g}", errors=errors, journeys=tests, pct=pct, limit=limit)
+    return _check(check, title, passed, f"{share}, {'within' if passed else 'more than'} --max-error-pct "
+                  f"{limit:g}", errors=errors, journeys=tests, pct=pct, limit=limit, **more)
+
+
+def _journey_errors(cells: list[dict[str, Any]], limit: float | None) -> list[Check]:
+    """A --mix: each journey's own error share, judged by --max-error-pct as the run's (a journey failing
+    often is not hidden by a busier one succeeding)."""
+    names = dict.fromkeys(name for c in cells for name in (c.get("journeys") or {}))
+    return [_errors(cells, limit, name) for name in names]
 
 
 def _failover(cells: list[dict[str, Any]]) -> list[Check]:

@@ -73,7 +73,7 @@ class Launcher:
         finally:
             self._starting = False
         self.environment.authbench.settings = prepared.journey.settings
-        self.environment.user_classes = [prepared.journey.user_class]  # the journey the target names
+        self.environment.user_classes = list(prepared.journey.classes)  # the journey(s) the target names
         self.live.begin(run_dir.name, prepared.target, prepared.plan)
         self.greenlet = gevent.spawn(self._run, run_dir, prepared, held)
         return run_dir.name

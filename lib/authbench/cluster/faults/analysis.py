@@ -174,6 +174,11 @@ def analyse(samples: Sequence[Sample], faults: Sequence[dict[str, Any]], begin: 
                         **window(inside)})
     per_fault = []
     returning = any(s.session for s in measured)  # else no journey could tell a kept session from a lost one
+    keepers, warmed = measured, set(warmed)
+    if any(s.journey for s in measured):  # a --mix: only its returning users' journeys keep or lose a session
+        keeping = {s.journey for s in measured if s.session}  # the journeys classed fresh, reused, lost…
+        keepers = [s for s in measured if s.journey in keeping]
+        warmed &= {s.user for s in keepers}
     played = [f for f in faults if f.get("time") is not None]
     for i, fault in enumerate(played):
         if action_of(fault)[0] == START:
@@ -181,7 +186,7 @@ def analyse(samples: Sequence[Sample], faults: Sequence[dict[str, Any]], begin: 
         following = next((f for f in played[i + 1:] if action_of(f)[0] != START), None)
         until = following["time"] if following is not None else end
         nobody: tuple[set[int], set[int], set[int]] = (set(), set(), set())
-        logged_in, lost, failed = affected(measured, fault["time"], until, warmed) if returning else nobody
+        logged_in, lost, failed = affected(keepers, fault["time"], until, warmed) if returning else nobody
         users, hit = len(logged_in), len(lost | failed)
         ended_at, ended_by = fault_end(played, i)
         entry = {"fault": fault["fault"], "at_s": round(fault["time"] - begin, 3),

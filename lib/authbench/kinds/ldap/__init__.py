@@ -108,4 +108,6 @@ def _search_identity(options: Options) -> tuple[str, str] | None:
 
 
 KIND = Kind("ldap", "LDAP binds", "ldap://host:port, ldaps://host:port, lab:ldap, lab:ldaps", claims, Options,
-            prepare, Capabilities(), add_options)
+            prepare, Capabilities(), add_options,
+            variants={"bind": {"new_connection": False},  # binds on the user's kept connection
+                      "bind-new-connection": {"new_connection": True}})  # a connection per bind

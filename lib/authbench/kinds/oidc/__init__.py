@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 from ...errors import AuthbenchError
 from ..base import Capabilities, CommonOptions, Journey, Kind
 from ..common import accounts, check_url, load_key, tls_verify
+from .grants import VARIANTS
 
 PREFIX = "oidc+"  # oidc+https://issuer
 SECRET_ENV = "AUTHBENCH_CLIENT_SECRET"  # where a confidential client's secret comes from by default
@@ -38,9 +39,12 @@ class Options:
     scope: str = DEFAULT_SCOPE
     validate_id_token: bool = False
     userinfo: bool = False
+    grant: str = "code-flow"  # grants.GRANTS: which journey; each also a named variant (grants.VARIANTS)
+    post_logout_redirect_uri: str = ""
 
 
 def add_options(group: Any) -> None:
+    from . import grants
     from .flow import CLIENT_AUTH
 
     group.add_argument("--client-id", help="the RP's client_id, as registered at the provider")
@@ -55,6 +59,7 @@ def add_options(group: Any) -> None:
     group.add_argument("--validate-id-token", action="store_true",
                        help="check the ID token: signature (the JWKS, fetched once), iss, aud, exp, nonce")
     group.add_argument("--userinfo", action="store_true", help="call the userinfo endpoint with the access token")
+    grants.add_option(group)
 
 
 def claims(target: str) -> bool:
@@ -83,6 +88,7 @@ def client_secret(options: Options) -> str:
 
 def prepare(common: CommonOptions, options: Options) -> Journey:
     from ...journeys.settings import login_fields
+    from . import grants
     from .flow import BASIC, NONE, Client
     from .user import OIDCSettings, OIDCUser, preflight
 
@@ -90,13 +96,15 @@ def prepare(common: CommonOptions, options: Options) -> Journey:
     if not options.client_id:
         raise AuthbenchError("an OIDC target needs --client-id: the RP's client_id as registered at the provider")
     check_url(options.redirect_uri, "--redirect-uri")
-    if "openid" not in options.scope.split():
-        raise AuthbenchError(f"--scope {options.scope!r} lacks openid: an OpenID Connect login asks for it")
     secret = client_secret(options)
     auth = options.client_auth if options.client_auth != AUTO else BASIC if secret else NONE
     if auth != NONE and not secret:
         raise AuthbenchError(f"--client-auth {auth} needs the client secret: set ${SECRET_ENV} or give "
                              "--client-secret-file")
+    if options.grant != grants.CODE_FLOW or options.post_logout_redirect_uri:
+        return grants.prepare(common, options, issuer, secret, auth, DEFAULT_SCOPE)
+    if "openid" not in options.scope.split():
+        raise AuthbenchError(f"--scope {options.scope!r} lacks openid: an OpenID Connect login asks for it")
     verify = tls_verify(common.ca_bundle, common.insecure)
     picker, account_source = accounts(common.accounts, None)
 
@@ -119,4 +127,4 @@ def prepare(common: CommonOptions, options: Options) -> Journey:
 
 
 KIND = Kind("oidc", "OIDC code flow", "oidc+https://ISSUER (or --kind oidc --target https://ISSUER)", claims,
-            Options, prepare, Capabilities(), add_options)
+            Options, prepare, Capabilities(), add_options, variants=VARIANTS)  # --mix code-flow=1,refresh=5

@@ -102,9 +102,13 @@ class Client:
         return url == self.redirect_uri or url.startswith((self.redirect_uri + "?", self.redirect_uri + "#"))
 
     def token_request(self, code: str, verifier: str) -> tuple[list[tuple[str, str]], str]:
-        """The token request's form and extra headers (RFC 6749 2.3.1: basic credentials form-encoded first)."""
-        form = [("grant_type", "authorization_code"), ("code", code), ("redirect_uri", self.redirect_uri),
-                ("code_verifier", verifier)]
+        """The token request's form and extra headers."""
+        return self.authenticate([("grant_type", "authorization_code"), ("code", code),
+                                  ("redirect_uri", self.redirect_uri), ("code_verifier", verifier)])
+
+    def authenticate(self, form: list[tuple[str, str]]) -> tuple[list[tuple[str, str]], str]:
+        """A back-channel request's form and extra headers with the RP's credentials (RFC 6749 2.3.1: basic
+        credentials form-encoded first)."""
         if self.auth == BASIC:
             pair = f"{quote_plus(self.client_id)}:{quote_plus(self.secret)}".encode()
             return form, f"Authorization: Basic {base64.b64encode(pair).decode()}\r\n"
@@ -119,9 +123,10 @@ class Tokens:
     access_token: str = field(repr=False)
     id_token: str = field(default="", repr=False)
     claims: dict = field(default_factory=dict)  # the ID token's, when validated
+    refresh_token: str = field(default="", repr=False)  # kept for the refresh journey (grant_flows.py)
 
     def secrets(self) -> list[str]:
-        return [self.access_token, self.id_token]
+        return [self.access_token, self.id_token, self.refresh_token]
 
 
 @dataclass
@@ -252,7 +257,8 @@ def exchange(rp: FastBrowser, flow: Flow, provider: Provider, client: Client) ->
     id_token = answer.get("id_token")
     if "openid" in client.scope.split() and not isinstance(id_token, str):
         raise FlowFailed(TOKEN_ERROR, "no id_token in the token response to an openid scope")
-    return Tokens(answer["access_token"], id_token or "")
+    refresh = answer.get("refresh_token")
+    return Tokens(answer["access_token"], id_token or "", refresh_token=refresh if isinstance(refresh, str) else "")
 
 
 def userinfo(rp: FastBrowser, provider: Provider, tokens: Tokens) -> None:

@@ -49,4 +49,4 @@ def prepare(common: CommonOptions, options: Any) -> Journey:
 
 
 KIND = Kind("postgres", "database logins", "postgresql://host:port/db, lab:postgres", claims, NoOptions, prepare,
-            Capabilities())
+            Capabilities(), variants={"login": {}})

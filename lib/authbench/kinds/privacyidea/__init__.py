@@ -83,4 +83,5 @@ def prepare(common: CommonOptions, options: Options) -> Journey:
 
 ONE_PROCESS = "HOTP tokens are checked one at a time, in one process; drop --workers/--master/--worker"
 KIND = Kind("privacyidea", "privacyIDEA OTP checks", "lab:privacyidea, https://host/validate/check", claims,
-            Options, prepare, Capabilities(distributed=False, why_not_distributed=ONE_PROCESS), add_options)
+            Options, prepare, Capabilities(distributed=False, why_not_distributed=ONE_PROCESS), add_options,
+            variants={otp_type: {"otp_type": otp_type} for otp_type in TOKEN_TYPES})  # a check of each token type

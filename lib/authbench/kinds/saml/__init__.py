@@ -85,4 +85,6 @@ def _port(url: str) -> int:
 
 
 KIND = Kind("saml", "SAML SSO", "an SP's protected URL, lab:BACKEND; with --sp virtual the IdP's SSO URL",
-            claims, Options, prepare, Capabilities(returning_users=True), add_options)
+            claims, Options, prepare, Capabilities(returning_users=True), add_options,
+            variants={"login": {"reuse_session": False},  # a fresh login each journey
+                      "returning-sso": {"reuse_session": True}})  # a user keeping its IdP session
