@@ -4,7 +4,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup tools test test-browser test-k8s test-keycloak test-compose lint demo demo-failover bench clean
+.PHONY: setup tools java test test-browser test-k8s test-keycloak test-compose lint demo demo-failover \
+	demo-keycloak bench clean
 
 setup: $(STAMP)
 	@deploy/setup-system.sh
@@ -39,11 +40,14 @@ test-k8s: tools
 	@deploy/k8s/tools.sh cluster >/dev/null
 	AUTHBENCH_K8S=1 $(BIN)/pytest -q tests/k8s
 
-# Real Keycloak in the lab (docs/keycloak.md): Java 17 from Debian when missing, Keycloak from Maven Central once
-# into /opt/authbench-cache (AUTHBENCH_TOOLS_CACHE), two nodes, SSO through its SP, a node stop, full teardown.
-test-keycloak: setup
+# Java 17 from Debian when missing (Keycloak 26.7 runs on it); Keycloak itself comes from Maven Central on first use.
+java: setup
 	@command -v java >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get install -y -q --no-install-recommends \
 	  openjdk-17-jre-headless >/dev/null; } || { echo "authbench: install Java 17 (openjdk-17-jre-headless)" >&2; exit 2; }
+
+# Real Keycloak in the lab (docs/keycloak.md): Keycloak from Maven Central once into /opt/authbench-cache
+# (AUTHBENCH_TOOLS_CACHE), two nodes, SSO through its SP, a node stop, full teardown.
+test-keycloak: java
 	AUTHBENCH_KEYCLOAK=1 $(BIN)/pytest -q -s tests/keycloak
 
 # compose.yaml's default profile for real (root; Docker from Debian): images from a Debian base, `docker
@@ -72,6 +76,18 @@ demo-failover: setup
 	@id=failover-$$(date +%Y%m%d-%H%M%S); \
 	$(BIN)/authbench compare --backends $(DEMO_BACKENDS) --pattern 8x44 --pace 0.5s --warmup 0 --repeat 1 \
 	  --fault '$(FAILOVER_PLAN)' --results results --campaign-id $$id
+
+# The 2012 campaign on real Keycloak, scaled down (docs/keycloak.md): two reference backends side by side with the
+# four Keycloak designs, each design's lab brought up after the previous one is down (one pair of JVMs at a time).
+# Per backend: Tests 1-3, then returning users paced at 1 s, logged in during a 10 s warm-up, while node B stops and
+# starts again (Test 4; `idp-b` is node B of whichever cluster is measured), CPU and memory per JVM, PostgreSQL,
+# slapd and HAProxy; the report.
+DEMO_KEYCLOAK_BACKENDS := terracotta,local,keycloak-owners2,keycloak-owners1,keycloak-local,keycloak-persistent
+DEMO_KEYCLOAK_PLAN := at=5s stop idp-b; at=15s start idp-b
+demo-keycloak: java
+	@id=demo-keycloak-$$(date +%Y%m%d-%H%M%S); \
+	$(BIN)/authbench compare --backends $(DEMO_KEYCLOAK_BACKENDS) --pattern 4x30 --pace 1s --warmup 10s --repeat 1 \
+	  --fault '$(DEMO_KEYCLOAK_PLAN)' --results results --campaign-id $$id
 
 bench: setup
 	$(BIN)/python bench/lab_throughput.py

@@ -102,3 +102,25 @@ def test_a_server_the_generator_started_is_not_counted_as_the_generator(tmp_path
         parent.wait()
     parts = summary["components"]
     assert parts["server"]["cpu_pct_mean"] > 20 and parts[GENERATOR]["cpu_pct_mean"] < 10, parts
+
+
+def test_a_restarted_server_is_measured_under_its_new_pid(tmp_path):
+    """A fault plan's `start` brings a node back as a new process (a Keycloak JVM booting again costs much CPU): the
+    sampler asks `repoint` for the current pids, so the new process is measured, not the ended one."""
+    ended = subprocess.Popen(["true"])
+    ended.wait()
+    busy = subprocess.Popen([sys.executable, "-c", f"import time\nend = time.time() + {BUSY_SECONDS}\n"
+                             "while time.time() < end: pass"])
+    try:
+        sampler = ResourceSampler({"node": ended.pid}, tmp_path / "r.csv", interval=0.2,
+                                  repoint=lambda: {"node": busy.pid, "not-sampled": 1})
+        sampler.cell_start(Pattern(1, 1), 1, warmup_s=0)
+        sampler.start()
+        time.sleep(1.0)
+        summary = sampler.cell_summary()
+        sampler.stop()
+    finally:
+        busy.kill()
+        busy.wait()
+    assert summary["components"]["node"]["pid"] == busy.pid and summary["components"]["node"]["cpu_s"] > 0
+    assert "not-sampled" not in summary["components"]

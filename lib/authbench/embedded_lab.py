@@ -109,6 +109,23 @@ def oidc_provider(config: LabConfig, name: str) -> dict[str, Any]:
     return {"issuer": server.realm_url(config), "ca": str(config.ca_cert), "clients": server.oidc_clients(config)}
 
 
+def serves_cluster(component: str, cluster: str) -> bool:
+    """Whether a lab component takes part in `cluster`'s logins ("" for none: the lab's shared servers), so that
+    its CPU and memory count among the cluster's: Keycloak's JVMs for a Keycloak cluster only, and so on."""
+    from authbench_lab.components import serves
+
+    return serves(component, cluster)
+
+
+def node_component(cluster: str, name: str) -> str | None:
+    """The component that is node A or B of a lab `cluster` when `name` names a node as either IdP does (`idp-a`,
+    `keycloak-a`): `keycloak-a` for a Keycloak cluster, `<cluster>/idp-a` for the reference IdP's; else None."""
+    for node in ("a", "b"):
+        if name in (f"idp-{node}", f"keycloak-{node}"):
+            return f"keycloak-{node}" if is_keycloak(cluster) else f"{cluster}/idp-{node}"
+    return None
+
+
 def account_defaults(config: LabConfig) -> dict[str, str]:
     """The lab's accounts as a template and password rule (user0000..userNNNN, pw-<user>)."""
     from authbench_lab.config import PASSWORD_PREFIX, username

@@ -145,7 +145,7 @@ def _lab_sampler(journey: Journey, run_dir: Path) -> Iterator[Any]:
     """The resource sampler of a lab journey's servers (its cluster's, or the `sampled` ones), started; None for a
     target outside the lab."""
     from . import embedded_lab
-    from .cluster.resources import GENERATOR, RESOURCES_FILE, ResourceSampler, lab_components, lab_pids
+    from .cluster.resources import GENERATOR, RESOURCES_FILE, ResourceSampler, lab_components, lab_pids, lab_repoint
     from .results.writes import ResultsWriteError, WriteFailure
 
     if not (journey.sampled or journey.backend) or not journey.lab_dir:
@@ -158,7 +158,9 @@ def _lab_sampler(journey: Journey, run_dir: Path) -> Iterator[Any]:
         shared = lab_components(state, "")
         components = {name: pid for name, pid in shared.items() if name in (*journey.sampled, GENERATOR)}
     try:
-        sampler = ResourceSampler(components, run_dir / RESOURCES_FILE, not_generator=lab_pids(state)).start()
+        repoint = lab_repoint(journey.lab_dir, journey.backend) if journey.backend else None
+        sampler = ResourceSampler(components, run_dir / RESOURCES_FILE, not_generator=lab_pids(state),
+                                  repoint=repoint).start()
     except OSError as exc:
         raise ResultsWriteError(WriteFailure(run_dir / RESOURCES_FILE, exc).describe() + "; nothing was measured"
                                 ) from None

@@ -17,6 +17,7 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
     ("journey_replay.py", ["--record", "/tmp/x.pickle"], "give --record FILE --sp-url URL --ca FILE"),
     ("master_ingest.py", ["--workers", "0"], "--workers, --users, --journeys and --rounds must be at least 1"),
     ("k6_compare.py", ["--k6", "/nonexistent/k6"], "give --k6 PATH"),
+    ("keycloak_campaign.py", ["--failover", "/nonexistent"], "/nonexistent is not a campaign folder"),
     ("oidc_cpu.py", ["--kinds", "authbench,fastest"], "--kinds: unknown fastest"),
     ("oidc_cpu.py", ["--rounds", "0"], "--rounds, --users and --journeys must be at least 1"),
 ])

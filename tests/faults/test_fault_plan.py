@@ -79,3 +79,16 @@ def test_a_start_after_a_known_measured_phase_is_refused():
     with pytest.raises(FaultError, match="each capacity step measures 20 s"):
         check_reach(plan, LevelPlan((), search=Search(hold=20.0)))
     check_reach(parse_faults(["at=30s stop idp-a"]), LevelPlan((Level("short", 5.0, 10.0),)))  # never reached: said
+
+
+def test_a_node_named_as_either_idp_names_it_is_the_measured_clusters():
+    """Issue 27: one plan over the reference IdP's and Keycloak's clusters (`compare --backends memcached,
+    keycloak-owners2`) stops node B of whichever cluster it measures; a full name stays what it says."""
+    known = [*LAB, "postgres", "keycloak-a", "keycloak-b", "keycloak-sp"]
+    plan = parse_faults(["at=1s stop idp-b; at=2s stop keycloak-a; at=3s stop memcached/idp-b; at=4s stop postgres"])
+    assert [f.target for f in resolve_components(plan, known, "keycloak-owners2")] == [
+        "keycloak-b", "keycloak-a", "memcached/idp-b", "postgres"]
+    assert [f.target for f in resolve_components(plan, known, "memcached")] == [
+        "memcached/idp-b", "memcached/idp-a", "memcached/idp-b", "postgres"]
+    assert [f.target for f in resolve_components(parse_faults(["at=1s stop keycloak-b"]), known, None)] == [
+        "keycloak-b"]

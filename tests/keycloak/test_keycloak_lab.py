@@ -81,6 +81,22 @@ def test_the_2012_cluster_checks_run_on_keycloak_nodes(kc_lab, capsys):
         ["Test", "1", "○"], ["Test", "2", "○"], ["Test", "3", "○"]], out
 
 
+def test_lab_check_and_status_cover_keycloaks_cluster(kc_lab, capsys):
+    """Issue 27: `lab check` checks Keycloak's cluster beside the reference backends against the expected table,
+    and `lab status` lists its nodes (health from /health/ready) and its endpoints."""
+    code = main(["lab", "check", "--lab-dir", str(kc_lab.run_dir)])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert f"{KEYCLOAK_CLUSTER} SSO through the balancer: ok" in out
+    assert [line.split()[1:] for line in out.splitlines() if line.startswith(KEYCLOAK_CLUSTER + " ")][-1] == \
+        ["○", "○", "○"], out
+    assert main(["lab", "status", "--lab-dir", str(kc_lab.run_dir)]) == 0
+    out = capsys.readouterr().out
+    assert [line.split()[3] for line in out.splitlines() if line.split()[:1] in (["keycloak-a"], ["keycloak-b"])] \
+        == ["healthy", "healthy"], out
+    assert f"{KEYCLOAK_CLUSTER} lb {keycloak.lb_url(kc_lab)}" in out
+
+
 def test_a_virtual_sp_on_keycloak_is_refused_in_one_line(kc_lab, tmp_path, capsys):
     code = main(["run", "--target", f"lab:{KEYCLOAK_CLUSTER}", "--sp", "virtual", "--pattern", "1x1",
                  "--lab-dir", str(kc_lab.run_dir), "--results", str(tmp_path)])

@@ -157,3 +157,62 @@ def test_the_persistent_design_has_a_build_of_its_own(tmp_path):
     assert keys["owners2"] == keys["owners1"] == keys["local"] != keys["persistent"]
     config.keycloak_design = "persistent"
     assert not [option for option in server.build_options(config) if "persistent-user-sessions" in option]
+
+
+def test_the_balancer_status_of_a_keycloak_node_is_found_in_haproxys_statistics(tmp_path):
+    """Issue 27: a fault plan waits for HAProxy to send to a restarted node again. Keycloak's nodes are servers
+    `keycloak-a`/`keycloak-b` of backend `keycloak-idp` (and `keycloak-idp-a`/`-b`), not `<cluster>/idp-a`: the
+    statistics, laid out as the lab's own haproxy.cfg names its servers, give each node's rows and no other's."""
+    import http.server
+    import threading
+
+    config = keycloak_config(tmp_path)
+    text = haproxy.prepare(config).read_text()
+    rows, proxy = [], None
+    for line in text.splitlines():
+        words = line.split()
+        if words[:1] == ["backend"]:
+            proxy = words[1]
+        elif words[:1] == ["server"]:
+            rows.append((proxy, words[1], f"UP-{proxy}-{words[1]}"))
+    stats = "# pxname,svname,status\n" + "".join(f"{p},{s},{st}\n" for p, s, st in [("keycloak-lb", "FRONTEND", "OPEN"),
+                                                                                    *rows])
+
+    class Stats(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - http.server's name
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(stats.encode())
+
+        def log_message(self, *args):
+            pass
+
+    server_ = http.server.HTTPServer(("127.0.0.1", 0), Stats)
+    threading.Thread(target=server_.serve_forever, daemon=True).start()
+    try:
+        (tmp_path / "lab.json").write_text(json.dumps({"components": {
+            "lb": {"url": f"http://127.0.0.1:{server_.server_port}/stats"}}}))
+        assert lab_api.balancer_statuses(tmp_path, "keycloak-b") == ["UP-keycloak-idp-keycloak-b",
+                                                                     "UP-keycloak-idp-b-keycloak-b"]
+        assert lab_api.balancer_statuses(tmp_path, "keycloak-sp") == ["UP-keycloak-sp-sp"]
+        assert lab_api.balancer_statuses(tmp_path, "terracotta/idp-a") == ["UP-terracotta-idp-idp-a",
+                                                                           "UP-terracotta-idp-a-idp-a"]
+        assert lab_api.balancer_statuses(tmp_path, "postgres") == []  # behind no balancer
+    finally:
+        server_.shutdown()
+        server_.server_close()
+
+
+def test_a_keycloak_clusters_resources_are_its_jvms_and_the_servers_it_uses():
+    """Server CPU per component: Keycloak's JVMs and SP count for its cluster only; the reference IdP's session
+    stores (memcached, Redis) not for Keycloak's; slapd, HAProxy and PostgreSQL for both."""
+    from authbench.cluster.resources import GENERATOR, lab_components
+
+    names = ["ldap", "memcached-a", "redis-primary", "lb", "terracotta/idp-a", "terracotta/sp", "postgres",
+             *server.COMPONENTS]
+    state = {"components": {name: {"pid": 100 + i} for i, name in enumerate(names)}}
+    keycloak = lab_components(state, KEYCLOAK_CLUSTER)
+    reference = lab_components(state, "terracotta")
+    assert keycloak.pop(GENERATOR) == reference.pop(GENERATOR)
+    assert sorted(keycloak) == sorted(["ldap", "lb", "postgres", *server.COMPONENTS])
+    assert sorted(reference) == sorted(["ldap", "memcached-a", "redis-primary", "lb", "idp-a", "sp", "postgres"])

@@ -191,3 +191,20 @@ def test_cli_results_dir_not_writable(tmp_path, capsys):
     (run / "report.html").mkdir()  # stands in for a read-only folder even for root
     code, err = _cli(capsys, str(run))
     assert code == 2 and "cannot write the report" in err and "--out" in err
+
+
+def test_a_campaign_s_lab_starts_are_in_its_configuration(tmp_path):
+    """Issue 27: `compare` brings a lab up per Keycloak design; each start, Keycloak's own time apart, is reported."""
+    from authbench.report.render import configuration
+
+    folder = tmp_path / "campaign"
+    folder.mkdir()
+    document = json.loads((CAMPAIGN / "campaign.json").read_text())
+    document["lab_starts"] = [{"clusters": ["terracotta", "local"], "started": 1795628163.3, "seconds": 2.4},
+                              {"clusters": ["keycloak-owners1"], "started": 1795628186.1, "seconds": 177.1,
+                               "keycloak_seconds": 172.9, "keycloak_install": {"build": 35.0}}]
+    (folder / "campaign.json").write_text(json.dumps(document))
+    [table] = [t for t in configuration(load(folder)) if t.title == "Lab starts"]
+    assert table.rows == [["terracotta, local", "2026-11-25 17:36:03 UTC", "2.4", "", ""],
+                          ["keycloak-owners1", "2026-11-25 17:36:26 UTC", "177.1", "172.9", "build: 35"]]
+    assert not [t for t in configuration(load(CAMPAIGN)) if t.title == "Lab starts"]  # a campaign without: none

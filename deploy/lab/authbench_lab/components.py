@@ -21,6 +21,7 @@ from .saml.metadata import sp_metadata
 
 SHARED = ("ldap", "memcached-a", "memcached-b", "redis-primary", "redis-replica", "lb")
 PER_CLUSTER = ("idp-a", "idp-b", "sp")
+SESSION_STORES = ("memcached-a", "memcached-b", "redis-primary", "redis-replica")  # the reference IdP's
 BINARIES = ("slapd", "slapadd", "memcached", "redis-server", "haproxy")
 
 MEMCACHED_MEMORY_MB = 64
@@ -66,6 +67,20 @@ def names(config: cfg.LabConfig) -> list[str]:
     """Every component in start order (shared services, the balancer, then the apps)."""
     apps = [f"{backend}/{part}" for backend in config.backends for part in PER_CLUSTER]
     return [*SHARED, *apps, *(name for extra in config.extras for name in extra_components(extra))]
+
+
+def serves(component: str, cluster: str) -> bool:
+    """Whether a component takes part in a cluster's logins (its CPU and memory belong to that cluster's figures):
+    a cluster's own apps, Keycloak's nodes and SP for a Keycloak cluster only, the reference IdP's session stores
+    (memcached, Redis) for its clusters only, and the rest (slapd, HAProxy, PostgreSQL, …) for every cluster."""
+    owner, sep, _ = component.partition("/")
+    if sep:
+        return owner == cluster
+    if component in keycloak.COMPONENTS:
+        return cluster in cfg.KEYCLOAK_CLUSTERS
+    if component in SESSION_STORES:
+        return cluster not in cfg.KEYCLOAK_CLUSTERS
+    return True
 
 
 def health_timeout(name: str) -> float:

@@ -35,6 +35,19 @@ KEYCLOAK_STICKY_COOKIE = "AUTH_SESSION_ID"
 KEYCLOAK_HEALTH_PATH = "/health/ready"
 STICK_TABLE = "type string len 128 size 200k expire 30m"  # conversations outlive no login by far
 VALIDATE_TIMEOUT = 20.0
+KEYCLOAK_BACKEND = "keycloak-idp"  # Keycloak's nodes: balanced in keycloak-idp, one each in keycloak-idp-a/-b
+KEYCLOAK_SERVERS = {"keycloak-a": (KEYCLOAK_BACKEND, "keycloak-a"), "keycloak-b": (KEYCLOAK_BACKEND, "keycloak-b"),
+                    "keycloak-sp": ("keycloak-sp", "sp")}
+
+
+def servers_of(component: str) -> tuple[str, str] | None:
+    """(backend name prefix, server name) under which this HAProxy sends to a lab component, or None when it sends
+    to it nowhere: `local/idp-a` is server idp-a of the backends `local-…`, Keycloak's `keycloak-b` server
+    keycloak-b of `keycloak-idp` and `keycloak-idp-b`."""
+    cluster, sep, name = component.partition("/")
+    if sep:
+        return f"{cluster}-", name
+    return KEYCLOAK_SERVERS.get(component)
 
 
 def conf_path(config: cfg.LabConfig) -> Path:
@@ -89,12 +102,12 @@ def _keycloak(config: cfg.LabConfig, pem: Path) -> list[str]:
     servers = [(f"keycloak-{node}", address(f"http-{node}")) for node in ("a", "b")]
     checks = {f"keycloak-{node}": config.keycloak_port(f"management-{node}") for node in ("a", "b")}
     lines = ["# --- Keycloak (lab up --with keycloak)", ""]
-    lines += _frontend("keycloak-lb", public("lb"), pem, "keycloak-idp")
-    lines += _backend("keycloak-idp", KEYCLOAK_HEALTH_PATH, servers,
+    lines += _frontend("keycloak-lb", public("lb"), pem, KEYCLOAK_BACKEND)
+    lines += _backend(KEYCLOAK_BACKEND, KEYCLOAK_HEALTH_PATH, servers,
                       ["    option redispatch", *_stickiness(config.stickiness, KEYCLOAK_STICKY_COOKIE)], checks)
     for node, server in zip(("a", "b"), servers, strict=True):
-        lines += _frontend(f"keycloak-node-{node}", public(f"node-{node}"), pem, f"keycloak-idp-{node}")
-        lines += _backend(f"keycloak-idp-{node}", KEYCLOAK_HEALTH_PATH, [server], [], checks)
+        lines += _frontend(f"keycloak-node-{node}", public(f"node-{node}"), pem, f"{KEYCLOAK_BACKEND}-{node}")
+        lines += _backend(f"{KEYCLOAK_BACKEND}-{node}", KEYCLOAK_HEALTH_PATH, [server], [], checks)
     lines += _frontend("keycloak-sp", public("sp"), pem, "keycloak-sp")
     lines += _backend("keycloak-sp", SP_HEALTH_PATH, [("sp", address("sp-app"))], [])
     return lines

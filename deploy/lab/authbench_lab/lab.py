@@ -389,16 +389,18 @@ def start_component(run_dir: Path | str, name: str) -> dict:
 
 
 def balancer_statuses(run_dir: Path | str, component: str) -> list[str] | None:
-    """HAProxy's status of each of its servers that is `component` (e.g. `local/idp-a`: backend `local-…`, server
-    `idp-a`), read from its statistics page; [] when no server is that component (memcached, LDAP), None when
-    the lab has no balancer to ask or its statistics cannot be read."""
+    """HAProxy's status of each of its servers that is `component` (`local/idp-a`: server `idp-a` of the backends
+    `local-…`; `keycloak-b`: server `keycloak-b` of `keycloak-idp…`), read from its statistics page; [] when no
+    server is that component (memcached, LDAP), None when the lab has no balancer to ask or its statistics cannot
+    be read."""
     import csv
     import urllib.request
 
-    cluster, sep, name = component.partition("/")
+    server = haproxy.servers_of(component)
     url = ((read_state(run_dir) or {}).get("components", {}).get("lb") or {}).get("url")
-    if not sep or not url:
+    if server is None or not url:
         return []
+    prefix, name = server
     try:
         with urllib.request.urlopen(f"{url};csv", timeout=BALANCER_STATS_TIMEOUT) as answer:  # noqa: S310
             text = answer.read().decode(errors="replace")
@@ -406,4 +408,4 @@ def balancer_statuses(run_dir: Path | str, component: str) -> list[str] | None:
         return None
     rows = csv.DictReader(line.removeprefix("# ") for line in text.splitlines())
     return [row.get("status") or "" for row in rows
-            if (row.get("pxname") or "").startswith(f"{cluster}-") and row.get("svname") == name]
+            if (row.get("pxname") or "").startswith(prefix) and row.get("svname") == name]

@@ -17,8 +17,8 @@ from typing import Any
 
 from ..errors import EXIT_FAILURE, AuthbenchError
 from ..targets_lock import lab_key, target_lock, url_key
-from . import fault_options, openmodel
-from .compare_targets import lab_targets, user_targets
+from . import compare_lab, fault_options, openmodel
+from .compare_targets import user_targets
 from .console import say
 from .options import (
     DEFAULT_PASSWORD_RULE,
@@ -52,7 +52,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     where = parser.add_argument_group("what to compare")
     which = where.add_mutually_exclusive_group()
     which.add_argument("--backends",
-                       help=f"lab backends, comma-separated (default all: {','.join(lab_config.BACKENDS)})")
+                       help="lab clusters, comma-separated: the reference IdP's backends (default all: "
+                       f"{','.join(lab_config.BACKENDS)}) and Keycloak's designs "
+                       f"({','.join(lab_config.KEYCLOAK_CLUSTERS)}; brought up one after another)")
     which.add_argument("--target", action="append", metavar="NAME=URL",
                        help="a cluster of yours: its SP's protected URL (repeat for each)")
     where.add_argument("--lb", action="append", metavar="NAME=URL", help="balancer base URL of a --target")
@@ -96,7 +98,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from ..cluster.campaign import plan_lines
+    from ..cluster.campaign import ESTIMATE_LAB_UP_S, plan_lines
     from ..patterns import PlanError, check_cell_limit, parse_duration, parse_plan
 
     campaign = None
@@ -117,21 +119,20 @@ def _compare(args: argparse.Namespace) -> int:
     if openmodel.wanted(args):  # levels instead of patterns: backends compared at equal arrival rates
         plan = openmodel.level_plan(args, plan.warmup, plan.repeat)
     prometheus = _prometheus(args)
-    lab_config, start_lab = None, False
-    if args.target:
-        targets = user_targets(args)
-        verify = tls_verify(args)
-    else:
-        targets, lab_config, start_lab = lab_targets(args)
-        verify = None  # the lab's CA: known once the lab is up
+    # stages: the labs to bring up one after another (compare_lab), or the user's clusters, as one stage without lab
+    stages = [compare_lab.Stage(None, user_targets(args), start=False)] if args.target else compare_lab.stages(args)
+    targets = [target for stage in stages for target in stage.targets]
     if args.dry_run:
         done = {t.name: campaign.done_cells(t.name) for t in targets} if campaign else {}
         checks = set(campaign.document["checks"]) if campaign else set()
-        lines, _ = plan_lines(targets, plan, done, lab_up=start_lab, checks_done=checks)
+        ups = [(f"bring up the lab with {stage.describe()}",
+                compare_lab.ESTIMATE_KEYCLOAK_UP_S if stage.design else ESTIMATE_LAB_UP_S)
+               for stage in stages if stage.start]
+        lines, _ = plan_lines(targets, plan, done, lab_ups=ups, checks_done=checks)
         for line in lines:
             say(line)
         return 0
-    return _execute(args, campaign, targets, plan, lab_config, start_lab, verify, timeout, cell_limit, prometheus)
+    return _execute(args, campaign, targets, plan, stages, timeout, cell_limit, prometheus)
 
 
 def _resumed(args: argparse.Namespace):
@@ -208,50 +209,68 @@ def _create(args: argparse.Namespace, targets: list, plan: Any, lab_config: Any)
         raise AuthbenchError(f"cannot write the campaign under {args.results!r}: {exc}") from None
 
 
-def _execute(args, campaign, targets, plan, lab_config, start_lab, verify, timeout, cell_limit, prometheus) -> int:
-    """The campaign, holding the lock of every target it loads (targets_lock) from the lab's start to its end."""
-    keys = [lab_key(lab_config.run_dir)] if lab_config is not None else sorted({url_key(t.url) for t in targets})
+def _execute(args, campaign, targets, plan, stages, timeout, cell_limit, prometheus) -> int:
+    """The campaign, holding the lock of every target it loads (targets_lock) from the lab's start to its end, stage
+    after stage (compare_lab): its lab up, its targets' preflights, its cells. A stage failing after the campaign
+    exists is recorded against its targets and the next stage runs; before, the command fails."""
+    from ..signals import Interrupted, note
+
+    lab = stages[0].config
+    keys = [lab_key(lab.run_dir)] if lab is not None else sorted({url_key(t.url) for t in targets})
+    ok, up, starts = True, None, []
     with ExitStack() as locks:
         for key in keys:
             locks.enter_context(target_lock(key, f"authbench compare (results {args.results})", force=args.force))
-        return _execute_locked(args, campaign, targets, plan, lab_config, start_lab, verify, timeout, cell_limit,
-                               prometheus)
-
-
-def _execute_locked(args, campaign, targets, plan, lab_config, start_lab, verify, timeout, cell_limit,
-                    prometheus) -> int:
-    from authbench_lab import lab
-
-    from ..signals import Interrupted, note
-    from .lab import lab_call
-
-    try:
-        if start_lab:
-            result = lab_call(lab.up, lab_config)
-            say(f"lab up with {', '.join(lab_config.backends)} in {result['seconds']:.1f} s")
-        if lab_config is not None:
-            verify = tls_verify(args, str(lab_config.ca_cert))
-        items = [_target_run(args, target, plan, lab_config, verify, timeout, cell_limit, prometheus)
-                 for target in targets]
-        campaign = campaign or _create(args, targets, plan, lab_config)  # only once every target answered
-        say(f"campaign {campaign.folder}: {len(targets)} target(s), plan {plan.describe()}, warm-up {plan.warmup:g} s "
-            f"before each cell, {plan.repeat} repetition(s)")
-        ok = _run_all(campaign, items, plan, targets)
-    except Interrupted as exc:
-        if campaign is not None:
-            campaign.sync_cells([t.name for t in targets])
-            note(exc, f"campaign {campaign.folder} kept; continue it with --resume {campaign.folder}")
-        raise
-    finally:
-        if start_lab and not args.keep_lab:
-            lab.down(lab_config.run_dir)
-            say("lab down")
-            note(sys.exc_info()[1], "the lab this command started is down")
-    campaign.finish()
-    _print_comparison(campaign, [t.name for t in targets])
-    written = _write_report(campaign)
-    campaign.release()
+        try:
+            for stage in stages:
+                if campaign is not None and _stage_done(campaign, stage, plan):
+                    say(f"{stage.describe()}: done, its lab is not brought up")
+                    continue
+                try:
+                    if stage.start:  # the lab before goes down first: one Keycloak design at a time
+                        if up is not None:
+                            compare_lab.take_down(up, say)
+                        up = stage  # from here on taken down however its start ends
+                        starts.append(compare_lab.bring_up(stage, say))
+                    verify = tls_verify(args, str(stage.config.ca_cert) if stage.config else None)
+                    items = [_target_run(args, target, plan, stage.config, verify, timeout, cell_limit, prometheus)
+                             for target in stage.targets]
+                except AuthbenchError as exc:
+                    if campaign is None:
+                        raise
+                    for target in stage.targets:
+                        campaign.record_error(target.name, str(exc))
+                    say(f"{stage.describe()}: skipped: {exc}")
+                    ok = False
+                    continue
+                if campaign is None:  # only once every target of the first stage answered
+                    campaign = _create(args, targets, plan, stage.config)
+                    say(f"campaign {campaign.folder}: {len(targets)} target(s), plan {plan.describe()}, warm-up "
+                        f"{plan.warmup:g} s before each cell, {plan.repeat} repetition(s)")
+                for record in starts:  # each lab's start, Keycloak's timed apart
+                    campaign.record_lab_start(record)
+                starts = []
+                ok &= _run_all(campaign, items, plan, targets)
+        except Interrupted as exc:
+            if campaign is not None:
+                campaign.sync_cells([t.name for t in targets])
+                note(exc, f"campaign {campaign.folder} kept; continue it with --resume {campaign.folder}")
+            raise
+        finally:
+            if up is not None and not args.keep_lab:
+                compare_lab.take_down(up, say)
+                note(sys.exc_info()[1], "the lab this command started is down")
+        campaign.finish()
+        _print_comparison(campaign, [t.name for t in targets])
+        written = _write_report(campaign)
+        campaign.release()
     return 0 if written and ok else EXIT_FAILURE
+
+
+def _stage_done(campaign, stage, plan) -> bool:
+    """Every target of the stage has its checks and all its cells (a resumed campaign): no need of its lab."""
+    cells = {(pattern.label, repetition) for pattern, repetition in plan.cells()}
+    return all(t.name in campaign.document["checks"] and cells <= campaign.done_cells(t.name) for t in stage.targets)
 
 
 def _write_report(campaign) -> bool:
@@ -288,7 +307,14 @@ def _target_run(args, target, plan, lab_config, verify, timeout, cell_limit, pro
     from .. import run as run_path
     from ..cluster.campaign import TargetRun
     from ..cluster.checks import Account
-    from ..cluster.resources import GENERATOR, RESOURCES_FILE, ResourceSampler, lab_components, lab_pids
+    from ..cluster.resources import (
+        GENERATOR,
+        RESOURCES_FILE,
+        ResourceSampler,
+        lab_components,
+        lab_pids,
+        lab_repoint,
+    )
     from ..kinds.base import CommonOptions
     from ..prepared import RESUME, RunSettings, prepare
 
@@ -316,8 +342,9 @@ def _target_run(args, target, plan, lab_config, verify, timeout, cell_limit, pro
             state = embedded_lab.state(lab_config.run_dir) or {}
             components, not_generator = lab_components(state, target.name), lab_pids(state)
         check.save(runs_dir / target.name)
+        repoint = lab_repoint(lab_config.run_dir, target.name) if lab_config is not None else None
         sampler = ResourceSampler(components, runs_dir / target.name / RESOURCES_FILE, prometheus=prometheus,
-                                  not_generator=not_generator).start()
+                                  not_generator=not_generator, repoint=repoint).start()
 
         def subscribe(context) -> None:
             sampler.listen(context)

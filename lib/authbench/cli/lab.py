@@ -113,8 +113,9 @@ def _lab_status(args: argparse.Namespace) -> int:
 
 
 def _print_endpoints(endpoints: list[dict]) -> None:
+    width = max((len(item["backend"]) for item in endpoints), default=0)
     for item in endpoints:
-        say(f"{item['backend']:<11} lb {item['lb']}  nodes {item['node-a']} {item['node-b']}  sp {item['sp']}")
+        say(f"{item['backend']:<{width}} lb {item['lb']}  nodes {item['node-a']} {item['node-b']}  sp {item['sp']}")
 
 
 def _lab_stop(args: argparse.Namespace) -> int:
@@ -150,11 +151,12 @@ def _lab_check(args: argparse.Namespace) -> int:
     user = username(0, config.users)
     account = Account(user, password_for(user))
     results, failed = {}, False
-    for backend in config.backends:
+    width = max(len(name) for name in config.clusters())
+    for backend in config.clusters():  # the reference IdP's backends, and Keycloak's cluster when the lab runs it
         cluster = lab_cluster(config, backend)
         with FastBrowser(verify=cluster.verify) as browser:
             outcome = sso_login(browser, cluster.sp_url, account.username, account.password)
-        say(f"{backend:<11} SSO through the balancer: {outcome}")
+        say(f"{backend:<{width}} SSO through the balancer: {outcome}")
         results[backend] = run_checks(cluster, account)
         expected = EXPECTED_CLUSTER_CHECKS[backend]
         observed = tuple(result.passed for result in results[backend])

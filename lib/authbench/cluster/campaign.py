@@ -63,14 +63,13 @@ def estimate_plan_s(plan: Plan) -> float:
 
 
 def plan_lines(targets: list[Target], plan: Plan, done: dict[str, set[tuple[str, int]]], *,
-               lab_up: bool, checks_done: set[str]) -> tuple[list[str], float]:
-    """What --dry-run prints, and the estimated seconds."""
+               lab_ups: list[tuple[str, float]], checks_done: set[str]) -> tuple[list[str], float]:
+    """What --dry-run prints, and the estimated seconds; `lab_ups`: (what, estimated seconds) of each lab start."""
     cells = plan.cells()
-    total = ESTIMATE_LAB_UP_S if lab_up else 0.0
+    total = sum(seconds for _, seconds in lab_ups)
     lines = [f"{len(targets)} target(s) × {len(plan.patterns)} pattern(s) × {plan.repeat} repetition(s) = "
              f"{len(targets) * len(cells)} cells; warm-up {plan.warmup:g} s before each"]
-    if lab_up:
-        lines.append(f"  bring up the lab with {', '.join(t.name for t in targets)} (~{ESTIMATE_LAB_UP_S:g} s)")
+    lines += [f"  {what} (~{seconds:g} s)" for what, seconds in lab_ups]
     for target in targets:
         todo = [(p, r) for p, r in cells if (p.label, r) not in done.get(target.name, set())]
         checks = "done" if target.name in checks_done else ("Tests 1-3" if target.nodes else "no node URLs: skipped")
@@ -174,6 +173,11 @@ class Campaign:
     def record_checks(self, target: str, results: list[CheckResult]) -> None:
         self.document["checks"][target] = [{"test": r.test, "passed": r.passed, "evidence": r.evidence}
                                            for r in results]
+        self.save()
+
+    def record_lab_start(self, record: dict[str, Any]) -> None:
+        """A lab `compare` brought up: its clusters, when, and how long it took (Keycloak's own time apart)."""
+        self.document.setdefault("lab_starts", []).append(record)
         self.save()
 
     def record_error(self, target: str, message: str) -> None:

@@ -19,6 +19,7 @@ import csv
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -105,6 +106,9 @@ class ResourceSampler:
     phase: str = WARMUP
     journeys: int = 0  # measured journeys of the current cell
     prometheus: Queries | None = None  # a user target's own Prometheus, asked after each cell
+    # The components' current root pids, asked before each reading: a node a fault plan stopped and started again
+    # is a new process (lab_repoint), whose CPU would otherwise go unmeasured.
+    repoint: Callable[[], dict[str, int]] | None = None
     measured_start: float = 0.0
     _readings: list[Reading] = field(default_factory=list)
     _last: dict[tuple[str, int], tuple[float, float]] = field(default_factory=dict)  # (name, pid) → (t, cpu_s)
@@ -181,9 +185,11 @@ class ResourceSampler:
         """One reading of every component; the first sight of a process only sets its baseline."""
         now = time.time()
         rows = []
+        fresh = self._repointed()
         with self._lock:
             if self._file.closed:
                 return
+            self.components.update({name: pid for name, pid in fresh.items() if name in self.components})
             for name, root in self.components.items():
                 cpu_pct = cpu_s = seconds = 0.0
                 rss = 0
@@ -218,6 +224,14 @@ class ResourceSampler:
                 self._give_up()
         if self._guard is not None:
             self._guard.failed(self.csv_path, failure)  # may raise results.writes.WriteCut: the lock is free
+
+    def _repointed(self) -> dict[str, int]:
+        if self.repoint is None:
+            return {}
+        try:
+            return self.repoint()
+        except Exception:  # noqa: BLE001 - e.g. lab.json replaced under the read: the pids known stay
+            return {}
 
     def _give_up(self) -> None:
         """After a refused write: no more rows, and none half-written (the readings stay, for the summary)."""
@@ -302,14 +316,23 @@ def _busiest(readings: list[Reading], field_name: str) -> float:
 
 
 def lab_components(state: dict, backend: str) -> dict[str, int]:
-    """The processes that serve one cluster of the lab (its own and the shared ones), plus the generator."""
+    """The processes that serve one cluster of the lab (its own and the shared ones it uses: a Keycloak cluster's
+    JVMs, PostgreSQL, slapd, HAProxy), plus the generator."""
+    from ..embedded_lab import serves_cluster
+
     components = {}
     for name, entry in state.get("components", {}).items():
-        cluster, _, short = name.rpartition("/")
-        if entry.get("pid") and cluster in ("", backend):
-            components[short] = entry["pid"]
+        if entry.get("pid") and serves_cluster(name, backend):
+            components[name.rpartition("/")[2]] = entry["pid"]
     components[GENERATOR] = os.getpid()
     return components
+
+
+def lab_repoint(run_dir: str | Path, backend: str) -> Callable[[], dict[str, int]]:
+    """ResourceSampler.repoint for one cluster of the lab running in `run_dir`: lab_components of its lab.json now."""
+    from ..embedded_lab import state
+
+    return lambda: lab_components(state(run_dir) or {}, backend)
 
 
 def lab_pids(state: dict) -> frozenset[int]:

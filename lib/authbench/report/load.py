@@ -89,6 +89,7 @@ class Results:
     machine: dict[str, Any]
     runs: dict[str, Run]
     checks: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    lab_starts: list[dict[str, Any]] = field(default_factory=list)  # the labs a campaign brought up (compare_lab)
 
     @property
     def cells(self) -> list[Cell]:
@@ -158,7 +159,7 @@ def _campaign(folder: Path) -> Results:
             "repeat": config.get("repeat")}
     return Results(folder, "campaign", str(doc.get("campaign_id") or folder.name), doc.get("started"),
                    doc.get("finished"), config, plan, doc.get("versions") or {}, doc.get("machine") or {}, runs,
-                   checks=doc.get("checks") or {})
+                   checks=doc.get("checks") or {}, lab_starts=doc.get("lab_starts") or [])
 
 
 def _run(folder: Path, backend: str) -> Run:

@@ -121,6 +121,7 @@ def configuration(results: Results) -> list[Table]:
                 for backend, target in targets.items() if isinstance(target, dict)]
         if rows:
             tables.append(Table("Targets", ["backend", *(label for _, label in TARGET_KEYS)], rows, text=True))
+        tables.append(_lab_starts(results.lab_starts))
     else:
         tables.append(_pairs("Plan", results.plan, PLAN_KEYS))
     for backend, run in results.runs.items():
@@ -161,6 +162,16 @@ def _environment(autoescape: bool) -> Environment:
                       trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     env.filters["md_table"] = md_table
     return env
+
+
+def _lab_starts(starts: list[dict[str, Any]]) -> Table:
+    """Each lab the campaign brought up (one per Keycloak design) and what its start took."""
+    rows = [[_value(start.get("clusters") or []),
+             time.strftime(TIME_FORMAT, time.gmtime(start["started"])) if start.get("started") else "",
+             _value(start.get("seconds")), _value(start.get("keycloak_seconds", "")),
+             _value(start.get("keycloak_install") or "")] for start in starts if isinstance(start, dict)]
+    return Table("Lab starts", ["clusters", "began", "lab up (s)", "Keycloak ready (s)", "installed (s)"], rows,
+                 text=True, notes=["Keycloak ready: from node A's launch until the cluster answered through HAProxy."])
 
 
 def _pairs(title: str, document: dict[str, Any], keys: tuple[tuple[str, str], ...]) -> Table:

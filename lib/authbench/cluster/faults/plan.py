@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from ...embedded_lab import node_component
 from ...errors import AuthbenchError
 from ...patterns import PlanError, parse_duration
 
@@ -112,13 +113,18 @@ def _duration(text: str, item: str, what: str) -> float:
 
 
 def resolve_components(faults: list[Fault], known: Iterable[str], backend: str | None) -> list[Fault]:
-    """Lab actions with full component names (`idp-a` → `<backend>/idp-a`); FaultError for an unknown one."""
+    """Lab actions with full component names (`idp-a` → `<backend>/idp-a`); FaultError for an unknown one.
+
+    A node named as either IdP names it (`idp-b`, `keycloak-b`) is node B of the cluster measured, so one plan
+    stops the right node in a `compare` over the reference IdP's and Keycloak's clusters."""
     known = list(known)
     resolved = []
     for fault in faults:
         if fault.action in LAB_ACTIONS:
             name = fault.target
-            if name not in known and backend and f"{backend}/{name}" in known:
+            if backend and (node := node_component(backend, name)) in known:
+                name = node
+            elif name not in known and backend and f"{backend}/{name}" in known:
                 name = f"{backend}/{name}"
             if name not in known:
                 raise FaultError(f"--fault '{fault.describe()}': the lab has no component {fault.target!r}; "
