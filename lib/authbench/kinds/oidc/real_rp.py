@@ -17,16 +17,15 @@ from ...accounts import Account
 from ...errors import AuthbenchError
 from ...journeys import saml
 from ...journeys.fastbrowser import FastBrowser
-from ...journeys.returning import ReturningUser, journey_account
 from ...journeys.saml import page_url
 from ...journeys.settings import WebSettings, login_fields
-from ...journeys.trail import Trail, redact_page
+from ...journeys.trail import Trail
+from ...journeys.web_user import WebLoginUser, page_evidence
 from ...results.failures import Evidence
-from ...user import JourneyOutcome, JourneyUser
 from ..base import CommonOptions, Journey
 from ..common import accounts, check_url, load_key, success_rule, tls_verify
 from ..preflight import OneJourneyCheck
-from . import rp_walk as walk
+from . import rp_walk
 
 # The virtual RP's options: the real RP holds its own registration, so these are refused with --rp target.
 VIRTUAL_RP_OPTIONS = ("client_id", "client_secret_file", "client_auth", "redirect_uri", "scope", "validate_id_token",
@@ -73,20 +72,15 @@ def query_values(hops: list) -> list[str]:
     return [value for _step, _method, url, _status, _exc in hops for _name, value in parse_qsl(urlsplit(url).query)]
 
 
-def evidence(outcome: walk.RPOutcome, trail: Trail, browser: FastBrowser, account: Account) -> Evidence:
-    page = outcome.page
-    html = ""
-    if page is not None:
-        hidden = [account.password, *(value for value in query_values(trail.hops) if len(value) >= 8)]
-        html = redact_page(page.text, hidden, [cookie.value for _host, cookie in browser.cookies])
-    return Evidence(outcome.reason, outcome.detail, account.username, trail.lines(outcome.pages), html,
-                    page_url(page.url) if page is not None else "")
+def evidence(outcome: rp_walk.RPOutcome, trail: Trail, browser: FastBrowser, account: Account) -> Evidence:
+    """A failed journey's trail and last page, also without a code, state or nonce its URLs carried."""
+    return page_evidence(outcome, trail, browser, account, [v for v in query_values(trail.hops) if len(v) >= 8])
 
 
 FIXES = {
-    walk.RP_REFUSED: "the app could not redeem the code or keep the login: check its logs (its client secret and "
+    rp_walk.RP_REFUSED: "the app could not redeem the code or keep the login: check its logs (its client secret and "
                      "registration at the provider, its clock, its view of the provider's metadata)",
-    walk.PROVIDER_ERROR: "the provider refused the app's request: check the app's registration there (client id, "
+    rp_walk.PROVIDER_ERROR: "the provider refused the app's request: check the app's registration there (client id, "
                          "redirect URI, scopes)",
     saml.BAD_CREDENTIALS: "check the account's password (--accounts-csv, --password-rule, $AUTHBENCH_PASSWORD)",
     saml.NO_LOGIN_FORM: "name the provider's login form: --login-form, or --username-field and --password-field",
@@ -97,7 +91,7 @@ FIXES = {
 }
 
 
-def likely_fix(outcome: walk.RPOutcome) -> str:
+def likely_fix(outcome: rp_walk.RPOutcome) -> str:
     if outcome.reason == saml.NO_LOGIN_FORM and "no redirect to a provider" in outcome.detail:
         return "--target must be a page the RP protects (one that redirects to the provider)"
     return FIXES.get(outcome.reason, "check --target and the servers' logs")
@@ -108,50 +102,25 @@ def preflight(settings: WebSettings) -> OneJourneyCheck:
     account = settings.accounts.pick()
     trail = Trail()
     with FastBrowser(verify=settings.verify, timeout=settings.timeout, on_request=trail.record) as browser:
-        outcome = walk.rp_login(browser, settings.target, account.username, account.password,
+        outcome = rp_walk.rp_login(browser, settings.target, account.username, account.password,
                                 fields=settings.fields, rule=settings.rule)
     failure = None
     if not outcome.ok:
-        step = trail.last_step or walk.RP_PAGE
+        step = trail.last_step or rp_walk.RP_PAGE
         url = page_url(trail.hops[-1][2]) if trail.hops else settings.target
         failure = (f"login as {account.username} failed at step {step!r} ({url}): {outcome}; "
                    f"likely fix: {likely_fix(outcome)}")
     return OneJourneyCheck(settings.target, failure)
 
 
-class RPUser(JourneyUser):
+class RPUser(WebLoginUser):
     journey_name = "OIDC login through the RP"
     request_type = "OIDC"
+    provider_steps = rp_walk.PROVIDER_STEPS
 
-    def on_start(self) -> None:
-        super().on_start()
-        settings: WebSettings = self.run_context.settings
-        self.trail = Trail()
-        self.browser = FastBrowser(verify=settings.verify, timeout=settings.timeout, on_request=self._report)
-        self.returning = ReturningUser(idp_steps=walk.PROVIDER_STEPS)
+    def walk(self, settings: WebSettings, account: Account) -> rp_walk.RPOutcome:
+        return rp_walk.rp_login(self.browser, settings.target, account.username, account.password,
+                             fields=settings.fields, rule=settings.rule)
 
-    def on_stop(self) -> None:
-        self.browser.close_connections()
-
-    def _report(self, name: str, method: str, url: str, status: int, elapsed_ms: float, length: int,
-                exception: BaseException | None) -> None:
-        self.trail.hops.append((name, method, url, status, exception))
-        self.report_request(name, method, page_url(url), status, elapsed_ms, length, exception)  # no code kept
-
-    def journey(self) -> JourneyOutcome:
-        settings: WebSettings = self.run_context.settings
-        returning = self.returning if settings.reuse_session else None
-        account = journey_account(returning, self.browser, settings.accounts, settings.target)  # the app's dropped
-        self.trail.clear()
-        outcome = walk.rp_login(self.browser, settings.target, account.username, account.password,
-                                fields=settings.fields, rule=settings.rule)
-        result = JourneyOutcome(outcome.ok, outcome.reason, outcome.detail, account.username)
-        if returning is not None:
-            result.session = returning.after(self.trail.hops, outcome.ok, outcome.password_asked)
-        if not outcome.ok:
-            result.step = self.trail.last_step
-            if self.run_context.failures.wants(outcome.reason):
-                result.evidence = evidence(outcome, self.trail, self.browser, account)
-        if settings.new_connection:
-            self.browser.close_connections()
-        return result
+    def evidence(self, outcome: rp_walk.RPOutcome, account: Account) -> Evidence:
+        return evidence(outcome, self.trail, self.browser, account)

@@ -12,13 +12,12 @@ from pathlib import Path
 from ...accounts import Account, AccountPicker
 from ...journeys import saml
 from ...journeys.fastbrowser import FastBrowser
-from ...journeys.returning import ReturningUser, journey_account
 from ...journeys.settings import WebSettings, login_fields
 from ...journeys.success import DEFAULT_RULE, SuccessRule
-from ...journeys.trail import Trail, redact_page
+from ...journeys.trail import Trail
 from ...journeys.virtual_sp import VirtualSP
+from ...journeys.web_user import WebLoginUser, page_evidence
 from ...results.failures import Evidence
-from ...user import JourneyOutcome, JourneyUser
 from ..preflight import PREFLIGHT_FILE
 
 VIRTUAL_SP_METADATA_FILE = "authbench-virtual-sp.xml"
@@ -54,15 +53,6 @@ def login_once(settings: SAMLSettings, browser: FastBrowser, account: Account) -
         return settings.virtual_sp.login(browser, account.username, account.password, fields=settings.fields)
     return saml.sso_login(browser, settings.target, account.username, account.password, fields=settings.fields,
                           rule=settings.rule)
-
-
-def evidence(outcome: saml.SSOOutcome, trail: Trail, browser: FastBrowser, account: Account) -> Evidence:
-    """What to keep of a failed journey: its trail and its last page, without a secret."""
-    page = outcome.page
-    html = redact_page(page.text, [account.password], [cookie.value for _host, cookie in browser.cookies]) \
-        if page is not None else ""
-    return Evidence(outcome.reason, outcome.detail, account.username, trail.lines(outcome.pages), html,
-                    saml.page_url(page.url) if page is not None else "")
 
 
 @dataclass
@@ -140,44 +130,17 @@ def preflight(settings: SAMLSettings) -> Preflight:
     trail = Trail()
     with FastBrowser(verify=settings.verify, timeout=settings.timeout, on_request=trail.record) as browser:
         outcome = login_once(settings, browser, account)
-        kept = evidence(outcome, trail, browser, account)
+        kept = page_evidence(outcome, trail, browser, account)
     last_url = trail.hops[-1][2] if trail.hops else settings.target
     return Preflight(account.username, outcome, kept.trail, kept, trail.last_step, saml.page_url(last_url))
 
 
-class SAMLUser(JourneyUser):
+class SAMLUser(WebLoginUser):
     journey_name = "SSO login"
     request_type = "SSO"
 
-    def on_start(self) -> None:
-        super().on_start()
-        settings: SAMLSettings = self.run_context.settings
-        self.trail = Trail()
-        self.browser = FastBrowser(verify=settings.verify, timeout=settings.timeout, on_request=self._report)
-        self.returning = ReturningUser()
+    def app_url(self, settings: SAMLSettings) -> str | None:
+        return settings.target if settings.virtual_sp is None else None  # a virtual SP keeps no cookies
 
-    def on_stop(self) -> None:
-        self.browser.close_connections()
-
-    def _report(self, name: str, method: str, url: str, status: int, elapsed_ms: float, length: int,
-                exception: BaseException | None) -> None:
-        self.trail.hops.append((name, method, url, status, exception))
-        self.report_request(name, method, url, status, elapsed_ms, length, exception)
-
-    def journey(self) -> JourneyOutcome:
-        settings: SAMLSettings = self.run_context.settings
-        returning = self.returning if settings.reuse_session else None
-        account = journey_account(returning, self.browser, settings.accounts,  # a virtual SP keeps no cookies
-                                  settings.target if settings.virtual_sp is None else None)
-        self.trail.clear()
-        outcome = login_once(settings, self.browser, account)
-        result = JourneyOutcome(outcome.ok, outcome.reason, outcome.detail, account.username)
-        if returning is not None:
-            result.session = returning.after(self.trail.hops, outcome.ok, outcome.password_asked)
-        if not outcome.ok:
-            result.step = self.trail.last_step
-            if self.run_context.failures.wants(outcome.reason):
-                result.evidence = evidence(outcome, self.trail, self.browser, account)
-        if settings.new_connection:
-            self.browser.close_connections()
-        return result
+    def walk(self, settings: SAMLSettings, account: Account) -> saml.SSOOutcome:
+        return login_once(settings, self.browser, account)
