@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from results_kit import assert_no_secret_in, run_summary
 
 from authbench.cli import main
 from authbench.journeys.fastbrowser import FastBrowser
@@ -17,20 +18,15 @@ ACCOUNTS = ["--accounts-template", "user{000..009}"]  # the lab's rule, authbenc
 BASIC = ["--client-id", "rp-basic"]
 
 
+SECRET_MARKERS = ("code_verifier", "access_token", "eyJhb", "client_secret=")  # eyJhb: a JWT's header
+
+
 def run(op, tmp_path: Path, *args: str, run_id: str = "r") -> tuple[int, dict | None]:
-    code = main(["run", "--target", op.target, *args, "--results", str(tmp_path), "--run-id", run_id])
-    summary = tmp_path / run_id / "summary.json"
-    return code, json.loads(summary.read_text()) if summary.exists() else None
+    return run_summary(["--target", op.target, *args], tmp_path, run_id)
 
 
 def no_secret_in(folder: Path, *secrets: str) -> None:
-    for path in folder.rglob("*"):
-        if path.is_file():
-            text = path.read_text(errors="replace")
-            for secret in secrets:
-                assert secret not in text, f"{secret[:4]}… in {path}"
-            for marker in ("code_verifier", "access_token", "eyJhb", "client_secret="):  # eyJhb: a JWT's header
-                assert marker not in text, f"{marker} in {path}"
+    assert_no_secret_in(folder, secrets, SECRET_MARKERS)
 
 
 def test_a_pattern_of_code_flows_all_ok_and_no_secret_kept(op_env, tmp_path, capsys):

@@ -5,11 +5,11 @@ that refuses the code, and the one-line errors; no secret (the app's cookies, co
 from __future__ import annotations
 
 import csv
-import json
 from pathlib import Path
 
 import apache_rp
 import pytest
+from results_kit import assert_no_secret_in, run_summary
 
 from authbench.cli import main
 from authbench.kinds.oidc import rp_walk
@@ -25,21 +25,16 @@ def app(op):
         yield rp
 
 
+SECRET_MARKERS = ("code=", "state=", "eyJhb", "mod_auth_openidc_session=")  # eyJhb: a JOSE header
+
+
 def run(target: str, tmp_path: Path, *args: str, run_id: str = "r") -> tuple[int, dict | None]:
-    code = main(["run", "--kind", "oidc", "--rp", "target", "--target", target, *args, "--warmup", "0",
-                 "--results", str(tmp_path), "--run-id", run_id])
-    summary = tmp_path / run_id / "summary.json"
-    return code, json.loads(summary.read_text()) if summary.exists() else None
+    return run_summary(["--kind", "oidc", "--rp", "target", "--target", target, *args, "--warmup", "0"], tmp_path,
+                       run_id)
 
 
 def no_secret_in(folder: Path, *secrets: str) -> None:
-    for path in folder.rglob("*"):
-        if path.is_file():
-            text = path.read_text(errors="replace")
-            for secret in secrets:
-                assert secret not in text, f"{secret[:4]}… in {path}"
-            for marker in ("code=", "state=", "eyJhb", "mod_auth_openidc_session="):  # eyJhb: a JOSE header
-                assert marker not in text, f"{marker} in {path}"
+    assert_no_secret_in(folder, secrets, SECRET_MARKERS)
 
 
 def test_a_pattern_through_the_app_reaches_its_page(app, op, tmp_path, capsys):
