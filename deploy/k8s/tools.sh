@@ -35,6 +35,10 @@ export GOPATH=$CACHE/go GOMODCACHE=$CACHE/go/pkg/mod GOCACHE=$CACHE/go-build GOF
 export PATH=/usr/local/go/bin:$PATH
 mkdir -p "$BIN" "$CACHE/src"
 say() { echo "authbench tools: $*" >&2; }
+# One build at a time per cache: two checkouts' `make test` at once would both make the same venv, module cache and
+# binaries (seen: one's pip vanished under the other's `python3 -m venv`).
+exec 9>"$CACHE/tools.lock"
+flock -w 3600 9 || { say "another tools.sh held $CACHE/tools.lock for an hour; is one stuck?"; exit 1; }
 gobuild() { nice -n 10 go build -trimpath "$@"; }
 
 if ! command -v go >/dev/null; then
