@@ -29,7 +29,8 @@ GRANT_FIXES = {
     grants.REFRESH_ERROR: "let the client use the refresh_token grant, and check the provider's refresh token "
                           "lifetime against the run's length",
     grants.INTROSPECTION_ERROR: "let the client introspect tokens at the provider (a confidential client with "
-                                "introspection allowed)",
+                                "introspection allowed, and in the token's audience: Keycloak answers active: false "
+                                "otherwise; give its client an audience mapper)",
     grants.LOGOUT_ERROR: "register --post-logout-redirect-uri at the provider exactly, or drop it",
 }
 NO_REFRESH_TOKEN_FIX = ("let the client use the refresh_token grant; some providers issue refresh tokens only "
