@@ -49,12 +49,13 @@ def cluster_check_marks(lab: LabConfig, cluster: str, capsys: pytest.CaptureFixt
     return tuple(line.split()[2] == "○" for line in out.splitlines() if line.startswith("Test ")), out
 
 
-def node_stop_run(lab: LabConfig, cluster: str, tmp_path: Path,
-                  capsys: pytest.CaptureFixture) -> tuple[int, str, dict, dict]:
-    """4 returning users for 25 journeys each while node B stops and starts: (exit status, output, the cell, the
-    stop's Test 4 entry)."""
-    code = main(["run", "--target", f"lab:{cluster}", "--pattern", "4x25", "--warmup", "0", "--reuse-session",
-                 "--fault", NODE_STOP, "--lab-dir", str(lab.run_dir), "--results", str(tmp_path), "--run-id", "t4"])
+def node_stop_run(lab: LabConfig, cluster: str, tmp_path: Path, capsys: pytest.CaptureFixture,
+                  *options: str, target: str = "") -> tuple[int, str, dict, dict]:
+    """4 returning users for 25 journeys each while node B stops and starts (SAML through the lab's SP unless
+    `target` says otherwise): (exit status, output, the cell, the stop's Test 4 entry)."""
+    code = main(["run", "--target", target or f"lab:{cluster}", *options, "--pattern", "4x25", "--warmup", "0",
+                 "--reuse-session", "--fault", NODE_STOP, "--lab-dir", str(lab.run_dir), "--results", str(tmp_path),
+                 "--run-id", "t4"])
     captured = capsys.readouterr()
     cell = json.loads((tmp_path / "t4" / "summary.json").read_text())["cells"][0]
     return code, captured.out + captured.err, cell, cell["failover"]["faults"][0]

@@ -72,5 +72,18 @@ def test_an_oidc_code_flow_through_the_balancer_fails_at_the_token_request(local
     assert "at step 'OP token': token error: invalid_grant (Code not valid)" in err and "needs clustering" in err, err
 
 
+def test_oidc_test4_without_the_token_request_loses_the_sessions_node_b_held(local_lab, tmp_path, capsys):
+    """The browser's half of the code flow is sticky (AUTH_SESSION_ID), so returning OIDC users whose journeys end
+    with the code reuse their provider session on their node, until node B stops: those it held sign in again on
+    node A (Test 4 △ or ×), as SAML's users do above."""
+    code, out, cell, fault = node_stop_run(local_lab, CLUSTER, tmp_path, capsys, "--no-token-exchange",
+                                           target=f"oidc+lab:{CLUSTER}")
+    print(f"\nlocal OIDC Test 4 (exit {code}): {json.dumps(fault)}; summary {json.dumps(cell['summary'])}")
+    assert fault["logged_in_users"] > 0 and fault["test4"] in ("△", "×") and fault["reauthenticated_users"] > 0, out
+    before, *after = cell["failover"]["windows"]
+    assert before["sso_reused"] > 0 and sum(window["sso_lost"] for window in after) > 0, cell["failover"]["windows"]
+    assert code == 0 and cell["summary"]["errors"] <= fault["logged_in_users"], cell["summary"]
+
+
 def test_down_leaves_no_local_process_or_port(local_lab):
     assert_down_leaves_nothing(local_lab)

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import psutil
 import pytest
-from kc_kit import NODE_STOP, assert_down_leaves_nothing, cluster_check_marks, design_lab
+from kc_kit import assert_down_leaves_nothing, cluster_check_marks, design_lab, node_stop_run
+from results_kit import assert_no_secret_in, run_summary
 
 from authbench.cli import main
 from authbench.journeys.fastbrowser import FastBrowser
@@ -37,17 +38,11 @@ def secret_of(lab) -> str:
 
 
 def run(lab, tmp_path: Path, *args: str, run_id: str = "o") -> tuple[int, dict | None]:
-    code = main(["run", *args, "--warmup", "0", "--lab-dir", str(lab.run_dir), "--results", str(tmp_path),
-                 "--run-id", run_id])
-    summary = tmp_path / run_id / "summary.json"
-    return code, json.loads(summary.read_text()) if summary.exists() else None
+    return run_summary([*args, "--warmup", "0", "--lab-dir", str(lab.run_dir)], tmp_path, run_id)
 
 
 def no_secret_in(folder: Path, *secrets: str) -> None:
-    for path in folder.rglob("*"):
-        if path.is_file():
-            text = path.read_text(errors="replace")
-            assert not [secret for secret in (*secrets, JWT_HEAD, "code_verifier") if secret in text], path
+    assert_no_secret_in(folder, secrets, (JWT_HEAD, "code_verifier"))
 
 
 def test_the_oidc_secret_is_private_and_nowhere_else(kc_lab):
@@ -72,6 +67,35 @@ def test_code_flows_on_keycloak_all_ok_and_no_secret_kept(kc_lab, tmp_path, caps
     assert cell["summary"]["tests"] == 10 and cell["summary"]["errors"] == 0, cell["summary"]
     assert summary["config"]["target"] == keycloak.realm_url(kc_lab)
     no_secret_in(tmp_path / "o", secret_of(kc_lab), "pw-user00")
+
+
+@pytest.mark.parametrize("grant", ["refresh", "client-credentials", "introspection", "logout"])
+def test_each_grant_on_keycloak_all_ok_and_no_secret_kept(kc_lab, tmp_path, capsys, grant):
+    """Keycloak's own endpoints from its discovery: the confidential RP's service account (client credentials),
+    refresh and introspection of a user's tokens, RP-initiated logout back to the registered redirect URI."""
+    logout = ["--post-logout-redirect-uri", realm.OIDC_REDIRECT_URI] if grant == "logout" else []
+    code, summary = run(kc_lab, tmp_path, "--target", TARGET, "--grant", grant, *logout, "--pattern", "2x4")
+    out = capsys.readouterr()
+    assert code == 0, out.out + out.err
+    (cell,) = summary["cells"]
+    assert cell["summary"]["tests"] == 8 and cell["summary"]["errors"] == 0, cell["summary"]
+    no_secret_in(tmp_path / "o", secret_of(kc_lab), "pw-user00")
+
+
+def test_a_one_to_five_mix_of_logins_and_refreshes_at_a_rate_with_rows_per_journey(kc_lab, tmp_path, capsys):
+    """Keycloak's own benchmark's traffic (1 code-flow login : 5 refreshes) at an arrival rate: each journey keeps
+    its own count, errors and SLO, in summary.json and in the report's rows."""
+    code, summary = run(kc_lab, tmp_path, "--target", TARGET, "--mix", "code-flow=1,refresh=5", "--rate", "6/s",
+                        "--duration", "2s", "--slo", "errors<1%", run_id="mix")
+    out = capsys.readouterr()
+    assert code == 0, out.out + out.err
+    (cell,) = summary["cells"]
+    assert {name: (s["tests"], s["errors"]) for name, s in cell["journeys"].items()} == {
+        "code-flow": (2, 0), "refresh": (10, 0)}, cell["journeys"]
+    assert main(["report", str(tmp_path / "mix")]) == 0
+    report = (tmp_path / "mix" / "report.md").read_text()
+    assert "· code-flow" in report and "· refresh" in report, report
+    no_secret_in(tmp_path / "mix", secret_of(kc_lab), "pw-user00")
 
 
 @pytest.mark.parametrize(("args", "words"), [
@@ -116,13 +140,9 @@ def test_check_cluster_on_keycloak_as_an_op(kc_lab, capsys):
 
 def test_test4_oidc_returning_users_keep_sso_when_node_b_stops(kc_lab, tmp_path, capsys):
     """owners2 keeps two owners of each user session: returning OIDC users stay signed in (○)."""
-    code, summary = run(kc_lab, tmp_path, "--target", TARGET, "--pattern", "4x25", "--reuse-session",
-                           "--fault", NODE_STOP, run_id="t4")
-    out = capsys.readouterr()
-    cell = summary["cells"][0]
-    fault = cell["failover"]["faults"][0]
+    code, out, cell, fault = node_stop_run(kc_lab, KEYCLOAK_CLUSTER, tmp_path, capsys, target=TARGET)
     print(f"\nowners2 OIDC Test 4 (exit {code}): {json.dumps(fault)}; summary {json.dumps(cell['summary'])}")
-    assert code == 0, out.out + out.err
+    assert code == 0, out
     assert fault["logged_in_users"] > 0 and fault["test4"] == "○" and fault["reauthenticated_users"] == 0, fault
     assert cell["summary"]["tests"] == 100 and cell["summary"]["errors"] <= 4, cell["summary"]
 
