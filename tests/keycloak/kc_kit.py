@@ -44,8 +44,9 @@ def cluster_check_marks(lab: LabConfig, cluster: str, capsys: pytest.CaptureFixt
                         oidc: bool = False) -> tuple[tuple[bool, ...], str]:
     """`check-cluster --target lab:CLUSTER` (with `oidc`, `oidc+lab:CLUSTER`): (passed per Test 1-3, its output)."""
     code = main(["check-cluster", "--target", f"{'oidc+' if oidc else ''}lab:{cluster}", "--lab-dir", str(lab.run_dir)])
-    out = capsys.readouterr().out
-    assert code == 0, out
+    captured = capsys.readouterr()
+    out = captured.out
+    assert code == 0, out + captured.err
     return tuple(line.split()[2] == "○" for line in out.splitlines() if line.startswith("Test ")), out
 
 

@@ -78,8 +78,8 @@ def _logs_in(cluster, account, entry: str) -> None:
     from ..journeys.fastbrowser import FastBrowser
 
     outcome = None
-    for node in cluster.nodes:
-        with FastBrowser(verify=cluster.verify, timeout=PROBE_TIMEOUT_S, route=pinned_to(cluster, node)) as browser:
+    for node in cluster.nodes:  # the checks' own timeout: a first login on a cold node may take seconds per page
+        with FastBrowser(verify=cluster.verify, route=pinned_to(cluster, node)) as browser:
             outcome = login(cluster, browser, account)
         if outcome.ok:
             return
