@@ -1,7 +1,7 @@
 """The OIDC kind on the lab's real Keycloak (`keycloak-owners2`): the realm's RPs, exact patterns with 0 errors,
 the preflight's one-line failures, a replayed code, check-cluster's Tests 1-3 and Test 4 under a node stop.
 
-One lab for the module; the last tests stop node B (a provider that answers 5xx) and take the lab down.
+The package's lab, after test_lab.py; the last tests stop node B (a provider that answers 5xx) and take the lab down.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from kc_kit import assert_down_leaves_nothing, cluster_check_marks, design_lab, node_stop_run
+from kc_kit import assert_down_leaves_nothing, cluster_check_marks, node_stop_run
 from results_kit import assert_no_secret_in, run_summary
 
 from authbench.cli import main
@@ -25,12 +25,6 @@ from authbench_lab.keycloak import server as keycloak
 
 TARGET = f"oidc+lab:{KEYCLOAK_CLUSTER}"
 JWT_HEAD = "eyJhb"  # how every JWT (ID and access tokens) begins
-
-
-@pytest.fixture(scope="module")
-def kc_lab(tmp_path_factory: pytest.TempPathFactory):
-    with design_lab(tmp_path_factory) as config:
-        yield config
 
 
 def secret_of(lab) -> str:

@@ -1,7 +1,6 @@
 """Real Keycloak in the lab: two nodes in one Infinispan cluster, users from slapd, SSO through the lab's SP.
 
-One lab for the module (`lab up --with keycloak`), its start time printed; the last test takes it down and
-checks that no JVM, process or port of it is left.
+The package's lab (conftest.py); test_oidc.py runs on it next and takes it down.
 """
 
 from __future__ import annotations
@@ -12,21 +11,15 @@ import time
 
 import psutil
 import pytest
-from kc_kit import USERS, design_lab, node_stop_run
+from kc_kit import USERS, node_stop_run
 
 from authbench.cli import main
 from authbench_lab import lab as lab_api
-from authbench_lab import processes, slapd
+from authbench_lab import slapd
 from authbench_lab.config import KEYCLOAK_CLUSTER, LabConfig
 from authbench_lab.keycloak import server as keycloak
 
 CLUSTER_VIEW = re.compile(r"ISPN000094: Received new cluster view .*\(2\) \[")  # both nodes are members
-
-
-@pytest.fixture(scope="module")
-def kc_lab(tmp_path_factory: pytest.TempPathFactory):
-    with design_lab(tmp_path_factory) as config:
-        yield config
 
 
 def rows(config: LabConfig) -> dict[str, dict]:
@@ -126,13 +119,3 @@ def test_stop_and_start_one_node(kc_lab):
     print(f"\nkeycloak-b restarted in {time.perf_counter() - began:.1f} s")
     assert started["detail"] == f"GET {keycloak.HEALTH_PATH} 200"
     assert rows(kc_lab)["keycloak-b"]["healthy"]
-
-
-def test_down_leaves_no_jvm_process_or_port(kc_lab):
-    pids = [row["pid"] for row in lab_api.status(kc_lab.run_dir) if row["pid"]]
-    lab_api.down(kc_lab.run_dir)
-    left = [proc.info for proc in psutil.process_iter(["pid", "cmdline"])
-            if str(kc_lab.run_dir) in " ".join(proc.info["cmdline"] or [])]
-    assert not left
-    assert not [pid for pid in pids if psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE]
-    assert all(processes.port_is_free(port) for port in kc_lab.all_ports().values())
