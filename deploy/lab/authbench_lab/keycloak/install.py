@@ -111,12 +111,20 @@ def options_key(options: list[str]) -> str:
     return hashlib.sha256(json.dumps(sorted(options)).encode()).hexdigest()[:12]
 
 
-def build(root: Path, tree: Path, options: list[str]) -> Path:
-    """A copy of the tree on which `kc.sh build OPTIONS` ran (kept, with a marker naming the options)."""
+def find_built(root: Path, options: list[str]) -> Path | None:
+    """The tree `kc.sh build OPTIONS` made, if there is one; only reads (a container's image is read-only)."""
     built = root / f"built-{options_key(options)}"
     marker = built / MARKER
     if marker.is_file() and json.loads(marker.read_text()).get("options") == sorted(options):
         return built
+    return None
+
+
+def build(root: Path, tree: Path, options: list[str]) -> Path:
+    """A copy of the tree on which `kc.sh build OPTIONS` ran (kept, with a marker naming the options)."""
+    if found := find_built(root, options):
+        return found
+    built = root / f"built-{options_key(options)}"
     staging = built.with_name(built.name + ".part")
     shutil.rmtree(staging, ignore_errors=True)
     shutil.rmtree(built, ignore_errors=True)
@@ -159,6 +167,14 @@ def ensure(options: list[str]) -> tuple[Path, dict[str, float]]:
         tree = timed("unpack", root / "dist" / "bin" / "kc.sh", lambda: unpack(root, archive))
         built = timed("build", root / f"built-{options_key(options)}" / MARKER, lambda: build(root, tree, options))
     return built, spent
+
+
+def prune(root: Path) -> list[Path]:
+    """Drop the zip and the pristine tree once every build needed is made (an image keeps the builds only)."""
+    gone = [path for path in (root / ZIP_NAME, root / "dist", root / ".lock") if path.exists()]
+    for path in gone:
+        shutil.rmtree(path) if path.is_dir() else path.unlink()
+    return gone
 
 
 def node_home(built: Path, home: Path) -> Path:
