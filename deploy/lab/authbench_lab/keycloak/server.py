@@ -33,11 +33,9 @@ COMPONENTS = ("keycloak-a", "keycloak-b", "keycloak-sp")
 SP = "keycloak-sp"
 DATABASE = "keycloak"  # its own database and role in the lab's PostgreSQL
 DB_USER = "keycloak"
-# Build options (`kc.sh build`): PostgreSQL, health endpoints, and but for the persistent design no persistent user
-# sessions (the others keep user sessions in memory only). The cache options below are run-time options, so
-# owners2, owners1 and local share one build; persistent has its own (the installer builds once per option set).
-BUILD_OPTIONS = ["--db=postgres", "--health-enabled=true", "--features-disabled=persistent-user-sessions"]
-PERSISTENT_BUILD_OPTIONS = ["--db=postgres", "--health-enabled=true"]  # persistent-user-sessions: on by default
+# Build options (`kc.sh build`), one set per design: install.py's (an image builds them with install.py alone).
+BUILD_OPTIONS = install.BUILD_OPTIONS
+PERSISTENT_BUILD_OPTIONS = install.PERSISTENT_BUILD_OPTIONS
 # Run-time cache options per design, beyond `--cache=ispn --cache-stack=jdbc-ping`: owners1 loads a cache file
 # (relative to conf/) that asks for one owner per session entry; Keycloak needs cache-config-mutate=true to accept
 # changes to its default caches.
@@ -134,11 +132,7 @@ def command(config: cfg.LabConfig, node: str, bind: str = "", proxies: str = "")
 
 
 def build_options(config: cfg.LabConfig) -> list[str]:
-    return design_build_options(config.keycloak_design)
-
-
-def design_build_options(design: str) -> list[str]:
-    return PERSISTENT_BUILD_OPTIONS if design == "persistent" else BUILD_OPTIONS
+    return PERSISTENT_BUILD_OPTIONS if config.keycloak_design == "persistent" else BUILD_OPTIONS
 
 
 def cache_options(config: cfg.LabConfig, node: str, bind: str) -> list[str]:
