@@ -1,5 +1,6 @@
 # authbench in a container: the default target runs `authbench` (a master, a worker, a headless run, the
-# web UI); the `lab` target adds the Debian servers of the embedded lab, so the lab can run in a pod.
+# web UI); the `lab` target adds the Debian servers of the embedded lab, so the lab can run in a pod; `sp` and
+# `keycloak` are compose.yaml's real Shibboleth SP and Keycloak nodes.
 #   docker build -t authbench .                    # BASE_IMAGE defaults to the official Python image
 #   docker build --target lab -t authbench-lab .
 # Where no image registry is reachable, build a Debian base with python3, python3-venv and
@@ -25,27 +26,31 @@ RUN /opt/authbench/bin/pip wheel -q --no-deps --no-build-isolation -w /src/dist 
     && /opt/authbench/bin/pip install -q --constraint /src/requirements.txt /src/dist/authbench-*.whl \
     && /opt/authbench/bin/authbench --version
 
-# -- app: the runtime, without compilers; a non-root user
-FROM ${BASE_IMAGE} AS app
+# -- runtime: what authbench's venv needs to run, without compilers; a non-root user
+FROM ${BASE_IMAGE} AS runtime
 ENV DEBIAN_FRONTEND=noninteractive PATH=/opt/authbench/bin:$PATH PYTHONUNBUFFERED=1 HOME=/home/authbench
 RUN apt-get update -q && apt-get install -y -q --no-install-recommends libldap-2.5-0 libsasl2-2 \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --uid 10001 --user-group --create-home --home-dir /home/authbench authbench \
     && mkdir -p /results && chown authbench:authbench /results
+
+# -- app: the runtime with authbench
+FROM runtime AS app
 COPY --from=build /opt/authbench /opt/authbench
 USER 10001:10001
 WORKDIR /home/authbench
 ENTRYPOINT ["authbench"]
 CMD ["--help"]
 
-# -- lab: the app plus slapd, memcached, Redis and HAProxy (their packages' own services never start);
+# -- lab: the app plus slapd, memcached, Redis, HAProxy and PostgreSQL (their packages' own services never start;
+# the lab makes PostgreSQL's data directory itself, so the package's default cluster is removed);
 # /lab and /lab-public are compose.yaml's volumes, owned by the user that writes them
 FROM app AS lab
 USER root
 RUN printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d \
     && apt-get update -q && apt-get install -y -q --no-install-recommends \
-        slapd ldap-utils memcached redis-server haproxy \
-    && rm -rf /var/lib/apt/lists/* /usr/sbin/policy-rc.d \
+        slapd ldap-utils memcached redis-server haproxy postgresql \
+    && rm -rf /var/lib/apt/lists/* /usr/sbin/policy-rc.d /var/lib/postgresql/*/main /etc/postgresql/*/main \
     && mkdir -p /lab /lab-public && chown 10001:10001 /lab /lab-public
 USER 10001:10001
 
@@ -61,6 +66,23 @@ RUN printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin
     && a2disconf -q other-vhosts-access-log serve-cgi-bin >/dev/null
 COPY deploy/compose/sp/run.sh /usr/local/bin/authbench-sp
 ENTRYPOINT ["/usr/local/bin/authbench-sp"]
+
+# -- keycloak: Keycloak's nodes for compose.yaml's `keycloak` profile. Java 17 from Debian; the dist fetched at build
+# time from Maven Central, checked against the SHA-1 published beside it and built (`kc.sh build`, once per option
+# set the designs need) by the lab's own installer, which then drops the zip and the unbuilt tree. authbench comes
+# last, so a change to its code does not fetch and build Keycloak again. No key, password or realm: `init keycloak`
+# writes them into the volume at `up`.
+FROM runtime AS keycloak
+ENV AUTHBENCH_TOOLS_CACHE=/opt/keycloak
+# openjdk's postinst links its man pages: a minimal base has no man1 folder
+RUN mkdir -p /usr/share/man/man1 && apt-get update -q \
+    && apt-get install -y -q --no-install-recommends openjdk-17-jre-headless \
+    && rm -rf /var/lib/apt/lists/*
+COPY deploy/lab/authbench_lab/keycloak/install.py /opt/keycloak/install.py
+RUN python3 /opt/keycloak/install.py && rm /opt/keycloak/install.py
+COPY --from=build /opt/authbench /opt/authbench
+USER 10001:10001
+WORKDIR /home/authbench
 
 # -- the default target
 FROM app AS authbench

@@ -6,7 +6,7 @@
 # A private dockerd (dockerd.sh) is started for the build and stopped after it, unless one already answers
 # at WORKDIR/docker/docker.sock; RUN steps use the host's network, as `docker build --network host`.
 # Usage: images.sh WORKDIR   (writes WORKDIR/images/*.tar, or with IMAGES_SAVE=0 only builds, also the
-# Shibboleth SP image of compose.yaml; needs root and `tools.sh docker`)
+# Shibboleth SP and Keycloak images of compose.yaml; needs root and `tools.sh docker`)
 set -euo pipefail
 
 W=${1:?usage: images.sh WORKDIR}
@@ -16,6 +16,7 @@ BASE_IMAGE=authbench-base:bookworm
 APP_IMAGE=${APP_IMAGE:-authbench:ci}
 LAB_IMAGE=${LAB_IMAGE:-authbench-lab:ci}
 SP_IMAGE=${SP_IMAGE:-authbench-sp:ci}
+KEYCLOAK_IMAGE=${KEYCLOAK_IMAGE:-authbench-keycloak:ci}
 SAVE=${IMAGES_SAVE:-1}   # 0: build only (compose uses them in place), 1: also save for containerd
 SUITE=bookworm
 say() { echo "authbench images: $*" >&2; }
@@ -51,7 +52,11 @@ say "docker build $APP_IMAGE, $LAB_IMAGE and $SP_IMAGE"
 docker build -q --network host --build-arg BASE_IMAGE=$BASE_IMAGE -t "$APP_IMAGE" "$ROOT" >/dev/null
 docker build -q --network host --build-arg BASE_IMAGE=$BASE_IMAGE --target lab -t "$LAB_IMAGE" "$ROOT" >/dev/null
 docker build -q --network host --build-arg BASE_IMAGE=$BASE_IMAGE --target sp -t "$SP_IMAGE" "$ROOT" >/dev/null
-[ "$SAVE" = 1 ] || { say "images built"; exit 0; }
+if [ "$SAVE" != 1 ]; then   # compose: Keycloak's image too (Keycloak from Maven Central, built, at its first build)
+  say "docker build $KEYCLOAK_IMAGE"
+  docker build -q --network host --build-arg BASE_IMAGE=$BASE_IMAGE --target keycloak -t "$KEYCLOAK_IMAGE" "$ROOT" >/dev/null
+  say "images built"; exit 0
+fi
 
 # the pod sandbox image: the pause binary alone
 mkdir -p "$W/pause-root" && cp "$CACHE/bin/pause" "$W/pause-root/"

@@ -81,13 +81,24 @@ class AccountPicker:
         self._accounts = accounts
         self._random = random.Random(seed) if order == "random" else None
         self._next = 0
+        self._start, self._step = 0, 1
 
     def __len__(self) -> int:
         return len(self._accounts)
 
+    def share(self, start: int, step: int) -> None:
+        """From now on take only accounts start, start + step, start + 2 step, … (and at random only among them).
+
+        A worker's share: each worker starts at its first user's global index and steps by the pattern's users,
+        so workers running the same picker never log one account in at the same time, as one process's users
+        never do (an IdP that writes a user on its first login, such as Keycloak importing from LDAP, fails
+        one of two such logins)."""
+        self._start, self._step = start, max(1, step)
+
     def pick(self) -> Account:
         if self._random is not None:
-            return self._random.choice(self._accounts)
-        account = self._accounts[self._next % len(self._accounts)]
+            share = self._accounts[self._start % len(self._accounts)::self._step] or self._accounts
+            return self._random.choice(share)
+        account = self._accounts[(self._start + self._next * self._step) % len(self._accounts)]
         self._next += 1
         return account

@@ -1,5 +1,6 @@
 """compose.yaml checked offline by Compose itself (`docker compose config`, no daemon, no network) for every
-backend, stickiness and profile, and what its services may see: authbench's never mount the secrets."""
+backend, stickiness, profile and Keycloak design, and what its services may see: authbench's never mount the
+secrets."""
 
 from __future__ import annotations
 
@@ -12,12 +13,12 @@ from pathlib import Path
 import pytest
 from lxml import etree
 
-from authbench_lab.config import BACKENDS, STICKINESS
+from authbench_lab.config import BACKENDS, KEYCLOAK_DESIGNS, STICKINESS
 
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = Path(os.environ.get("AUTHBENCH_TOOLS_CACHE", "/opt/authbench-cache"))
 COMPOSE = CACHE / "bin" / "docker-compose"  # built by deploy/k8s/tools.sh (make tools)
-PROFILES = ((), ("web",), ("shibboleth",))
+PROFILES = ((), ("web",), ("shibboleth",), ("keycloak",))
 AUTHBENCH_SERVICES = ("master", "worker", "web")
 TIMEOUT = 60
 SHIB_DIR = ROOT / "deploy" / "compose" / "shibboleth-idp"
@@ -54,7 +55,7 @@ def test_every_backend_stickiness_and_profile_is_valid(backend, stickiness, prof
 
 @needs_compose
 def test_the_idp_network_is_internal_and_only_the_web_ui_publishes_a_port():
-    project = rendered("web", "shibboleth")
+    project = rendered("web", "shibboleth", "keycloak")
     assert project["networks"]["idp"]["internal"] is True
     published = sorted(name for name, service in project["services"].items() if service.get("ports"))
     assert published == ["web"]
@@ -63,7 +64,7 @@ def test_the_idp_network_is_internal_and_only_the_web_ui_publishes_a_port():
 
 @needs_compose
 def test_secrets_stay_in_the_lab_volume_away_from_authbench():
-    services = rendered("web", "shibboleth")["services"]
+    services = rendered("web", "shibboleth", "keycloak")["services"]
     for name in AUTHBENCH_SERVICES:
         sources = {volume["source"] for volume in services[name].get("volumes", [])}
         assert "lab" not in sources, name
@@ -112,3 +113,32 @@ def test_the_shell_entrypoints_parse_and_the_dockerfile_verifies_its_downloads()
     dockerfile = (SHIB_DIR / "Dockerfile").read_text()
     assert "sha256sum -c" in dockerfile and "sha1sum -c" in dockerfile
     assert 'rm -rf "$IDP_HOME"/credentials/*' in dockerfile  # the installer's keys never stay in a layer
+
+
+@needs_compose
+def test_the_keycloak_profile_puts_keycloaks_nodes_behind_the_balancer_and_the_sp():
+    services = rendered("keycloak")["services"]
+    assert not {"idp-a", "idp-b", "memcached-a", "memcached-b", "redis", "redis-replica"} & set(services)
+    assert {"init", "ldap", "keycloak-init", "keycloak-db", "keycloak-a", "keycloak-b", "keycloak-descriptor",
+            "lb", "sp", "master", "worker"} <= set(services)
+    for node in ("a", "b"):
+        service = services[f"keycloak-{node}"]
+        assert service["build"]["target"] == "keycloak" and service["command"] == ["serve", f"keycloak-{node}"]
+        assert list(service["networks"]) == ["idp"]  # the internal network alone
+    assert services["keycloak-b"]["depends_on"]["keycloak-a"]["condition"] == "service_healthy"
+    assert set(services["lb"]["depends_on"]) >= {"keycloak-a", "keycloak-b", "sp"}
+    # the SP starts once Keycloak's descriptor was fetched from node A: no lb -> sp -> lb cycle
+    assert services["sp"]["depends_on"]["keycloak-descriptor"]["condition"] == "service_completed_successfully"
+    assert services["keycloak-descriptor"]["depends_on"]["keycloak-a"]["condition"] == "service_healthy"
+    for design in KEYCLOAK_DESIGNS:
+        environment = rendered("keycloak", KEYCLOAK_DESIGN=design)["services"]["keycloak-init"]["environment"]
+        assert environment["KEYCLOAK_DESIGN"] == design
+
+
+def test_the_keycloak_image_verifies_its_download_and_bakes_no_secret():
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    stage = dockerfile[dockerfile.index("FROM runtime AS keycloak"):dockerfile.index("# -- the default target")]
+    assert "openjdk-17-jre-headless" in stage and "python3 /opt/keycloak/install.py" in stage  # SHA-1 checked
+    copied = [line.split()[1] for line in stage.splitlines() if line.startswith("COPY ")]
+    assert copied == ["deploy/lab/authbench_lab/keycloak/install.py", "--from=build"]  # code, never a key
+    assert stage.rstrip().splitlines()[-2:] == ["USER 10001:10001", "WORKDIR /home/authbench"]

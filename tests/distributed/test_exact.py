@@ -97,6 +97,8 @@ def test_20x200_over_3_workers_is_4000_tests_with_warmup_and_metrics():
     assert cell.steps["sleep journey"]["requests"] >= 4000  # Locust's own stats came from the workers
     errors = sum(s.outcome == "error" for s in cell.samples)
     assert errors > 0
+    taken = {worker: {s.account for s in cell.samples if s.worker == worker} for worker in {s.worker for s in samples}}
+    assert len(taken) == 3 and sum(map(len, taken.values())) == len(set().union(*taken.values()))  # each its own
     # /metrics during the run saw the warm-up and then progress; at the end its counters equal the results
     assert any(seen.get('authbench_phase{authbench_phase="warmup"}') == 1 for seen in scrapes)
     assert any(0 < seen.get("authbench_cell_journeys_done", 0) < 4000 for seen in scrapes)

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from authbench_lab.keycloak import install
+from authbench_lab.config import LabConfig
+from authbench_lab.keycloak import containers, install, server
 
 STUB_KC = """#!/bin/sh
 # stands in for Keycloak's kc.sh: `build` leaves a trace of each run in the tree it built
@@ -92,3 +93,29 @@ def test_no_java_is_one_actionable_error(maven, monkeypatch):
     monkeypatch.setenv("PATH", str(Path("/nonexistent")))
     with pytest.raises(install.InstallError, match="openjdk-17"):
         install.ensure(["--db=postgres"])
+
+
+def test_an_image_keeps_one_build_per_option_set_and_a_node_runs_from_it(maven, monkeypatch, tmp_path):
+    """compose's Keycloak image: every design's build made at the image's build, the zip and the unbuilt tree
+    dropped; a node's home then links to its design's build, and a missing build is one error."""
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path))  # the stub kc.sh needs no Java
+    assert install.main() == 0
+    trees = sorted(install.cache_root().iterdir())
+    assert [tree.name for tree in trees] == sorted(  # owners2, owners1 and local share one build
+        f"built-{install.options_key(server.build_options(LabConfig(keycloak_design=design)))}"
+        for design in ("owners2", "persistent"))
+    config = LabConfig(run_dir=tmp_path / "lab", extras=["postgres", "keycloak"], keycloak_design="persistent")
+    command = containers.node_command(config, "b", "172.18.0.6", "172.18.0.0/16")
+    assert command[0] == str(server.home(config, "b") / "bin" / "kc.sh")
+    built = install.find_built(install.cache_root(), server.build_options(config))
+    assert (server.home(config, "b") / "lib").resolve() == (built / "lib").resolve()
+    (built / install.MARKER).unlink()
+    with pytest.raises(install.InstallError, match="no Keycloak build for the design persistent"):
+        containers.node_command(config, "b", "172.18.0.6", "172.18.0.0/16")
+
+
+def test_an_image_build_that_cannot_install_says_why_in_one_line(maven, monkeypatch, capsys, tmp_path):
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path))
+    maven[install.ZIP_NAME + ".sha1"] = b"0" * 40
+    assert install.main() == 2
+    assert capsys.readouterr().err.count("\n") == 1

@@ -3,10 +3,12 @@
     python -m authbench_lab.compose init            # keys, LDAP seed, HAProxy and app configs into the volume
     python -m authbench_lab.compose serve idp-a     # exec one component in the foreground
     python -m authbench_lab.compose health idp-a    # its health probe (a compose healthcheck)
+    python -m authbench_lab.compose init keycloak   # the keycloak profile (KEYCLOAK_DESIGN): its cluster alone
+    python -m authbench_lab.compose trust keycloak  # the SP trusts Keycloak from node A's SAML descriptor
 
 The same derivations as `authbench lab up` (ports, commands, files) from one `LabConfig` whose `hosts`
 name each component's container, so nothing here is a second copy of the lab. The real Shibboleth SP
-takes the reference SP's place (shibsp.py).
+takes the reference SP's place (shibsp.py), and Keycloak's in the keycloak profile (keycloak/containers.py).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pathlib import Path
 
 from . import components, haproxy, lab, pki, processes, shibsp, slapd
 from . import config as cfg
+from .keycloak import containers as keycloak
 
 RUN_DIR = Path("/lab")  # the shared volume (keys and secrets: never mounted into authbench's own services)
 PUBLIC_DIR = Path("/lab-public")  # what the load generator may read: the CA and the URLs, no secret
@@ -33,7 +36,8 @@ ALL_ADDRESSES = lab.ALL_ADDRESSES  # inside each container's own network namespa
 HOSTS = {"ldap": "ldap", "memcached-a": "memcached-a", "memcached-b": "memcached-b", "redis-primary": "redis",
          "redis-replica": "redis-replica", "idp-a": "idp-a", "idp-b": "idp-b", "sp-app": "sp"}
 SERVICES = {"ldap": "ldap", "memcached-a": "memcached-a", "memcached-b": "memcached-b", "redis": "redis-primary",
-            "redis-replica": "redis-replica", "lb": "lb", "idp-a": "idp-a", "idp-b": "idp-b"}
+            "redis-replica": "redis-replica", "lb": "lb", "idp-a": "idp-a", "idp-b": "idp-b",
+            "keycloak-db": "postgres"}
 PER_CLUSTER = ("idp-a", "idp-b")
 
 
@@ -51,11 +55,11 @@ def make_config(backend: str, stickiness: str, users: int, run_dir: Path = RUN_D
 
 
 def targets(config: cfg.LabConfig) -> dict[str, str]:
-    """The URLs authbench's master is given (sourced by its shell from targets.env)."""
-    backend = config.backends[0]
-    return {"AUTHBENCH_BACKEND": backend, "AUTHBENCH_SP_URL": f"{config.sp_url(backend)}{shibsp.PROTECTED_PATH}/",
-            "AUTHBENCH_LB_URL": config.lb_url(backend), "AUTHBENCH_NODE_A_URL": config.node_url(backend, "a"),
-            "AUTHBENCH_NODE_B_URL": config.node_url(backend, "b")}
+    """The URLs authbench's master is given (sourced by its shell from targets.env): the one cluster's."""
+    cluster = config.clusters()[0]
+    return {"AUTHBENCH_BACKEND": cluster, "AUTHBENCH_SP_URL": f"{config.sp_url(cluster)}{shibsp.PROTECTED_PATH}/",
+            "AUTHBENCH_LB_URL": config.lb_url(cluster), "AUTHBENCH_NODE_A_URL": config.node_url(cluster, "a"),
+            "AUTHBENCH_NODE_B_URL": config.node_url(cluster, "b")}
 
 
 def idp_env(config: cfg.LabConfig) -> dict[str, str]:
@@ -88,14 +92,31 @@ def init(config: cfg.LabConfig, public_dir: Path = PUBLIC_DIR) -> dict:
     haproxy.prepare(config)
     components.write_app_files(config)
     shibsp.write(config, config.backends[0])
-    (config.run_dir / CONFIG_FILE).write_text(json.dumps(config.to_dict(), indent=2))
     (config.run_dir / IDP_ENV_FILE).write_text(_env_file(idp_env(config)))
     # read by the postgres image's entrypoint as its own user: readable inside the IdP side's volume only
     pki.ensure_secret(config.run_dir / POSTGRES_PASSWORD_FILE).chmod(0o644)
+    publish(config, public_dir)
+    return seeded
+
+
+def init_keycloak(design: str, run_dir: Path = RUN_DIR, public_dir: Path = PUBLIC_DIR) -> cfg.LabConfig:
+    """The keycloak profile, after `init`: the volume's config turned into Keycloak's cluster alone, its files,
+    realm and database (keycloak/containers.py), and the URLs of its SP for the master."""
+    try:
+        config = keycloak.profile_config(load(run_dir), design)
+    except ValueError as exc:
+        raise ComposeError(str(exc)) from None
+    keycloak.prepare(config, lab.extra_binaries(config))
+    publish(config, public_dir)
+    return config
+
+
+def publish(config: cfg.LabConfig, public_dir: Path) -> None:
+    """The config every later container loads, and what authbench's own services may read (no secret)."""
+    (config.run_dir / CONFIG_FILE).write_text(json.dumps(config.to_dict(), indent=2))
     public_dir.mkdir(parents=True, exist_ok=True)
     (public_dir / "ca.crt").write_bytes(config.ca_cert.read_bytes())
     (public_dir / TARGETS_FILE).write_text(_env_file(targets(config)))
-    return seeded
 
 
 def load(run_dir: Path = RUN_DIR) -> cfg.LabConfig:
@@ -107,33 +128,47 @@ def load(run_dir: Path = RUN_DIR) -> cfg.LabConfig:
 
 def spec_of(config: cfg.LabConfig, service: str) -> components.Spec:
     if service not in SERVICES:
-        raise ComposeError(f"unknown service {service!r}: choose from {', '.join(SERVICES)}")
+        choices = [*SERVICES, *keycloak.SERVICES]
+        raise ComposeError(f"unknown service {service!r}: choose from {', '.join(choices)}")
     component = SERVICES[service]
-    name = f"{config.backends[0]}/{component}" if component in PER_CLUSTER else component
-    specs = {spec.name: spec for spec in components.build(config, lab.find_binaries())}
+    name = f"{config.backends[0]}/{component}" if component in PER_CLUSTER and config.backends else component
+    binaries = {**lab.find_binaries(), **lab.extra_binaries(config)}
+    specs = {spec.name: spec for spec in components.build(config, binaries)}
+    if name not in specs:
+        raise ComposeError(f"the volume's config has no {service!r}: run the init of its profile")
     return specs[name]
 
 
 def serve(config: cfg.LabConfig, service: str) -> None:
     """Replace this process with the component's server, in the foreground, as compose expects."""
-    spec = spec_of(config, service)
-    directory = config.component_dir(spec.name)
+    if service in keycloak.SERVICES:  # the Keycloak image has Java and Keycloak, not the lab's other servers
+        node = keycloak.SERVICES[service]
+        name, command = service, keycloak.node_command(config, node, *keycloak.where_am_i())
+        env = keycloak.server.environment()
+    else:
+        spec = spec_of(config, service)
+        name, command, env = spec.name, spec.command, spec.env
+    directory = config.component_dir(name)
     directory.mkdir(parents=True, exist_ok=True)
     os.chdir(directory)
-    os.execve(spec.command[0], spec.command, {**os.environ, **spec.env})
+    os.execve(command[0], command, {**os.environ, **env})
 
 
 def health(config: cfg.LabConfig, service: str) -> tuple[bool, str]:
+    if service in keycloak.SERVICES:
+        return processes.check(keycloak.server.probe(config, service))
     spec = spec_of(config, service)
     return processes.check(components.probe(config, spec.name, spec.port))
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m authbench_lab.compose")
-    parser.add_argument("action", choices=("init", "serve", "health"))
+    parser.add_argument("action", choices=("init", "serve", "health", "trust"))
     parser.add_argument("service", nargs="?", default="")
     args = parser.parse_args(argv)
     try:
+        if args.action == "trust" or (args.action == "init" and args.service):
+            return _keycloak_step(args.action, args.service)
         if args.action == "init":
             # the accounts user000..user999, as the master's and workers' template expects
             config = make_config(os.environ.get("BACKEND", "stateless"), os.environ.get("STICKINESS", "session"),
@@ -151,6 +186,19 @@ def main(argv: list[str] | None = None) -> int:
     except (ComposeError, lab.LabError, RuntimeError, OSError) as exc:
         print(f"authbench compose: {exc}", file=sys.stderr)
     return 2
+
+
+def _keycloak_step(action: str, service: str) -> int:
+    """`init keycloak` and `trust keycloak`: the keycloak profile's one-shot steps."""
+    if service != "keycloak":
+        raise ComposeError(f"{action} takes one service, keycloak; got {service or 'none'!r}")
+    if action == "init":
+        config = init_keycloak(os.environ.get("KEYCLOAK_DESIGN", cfg.DEFAULT_KEYCLOAK_DESIGN))
+        print(f"authbench compose init: {config.keycloak_cluster}, realm and database made, stickiness "
+              f"{config.stickiness}")
+    else:
+        print(f"authbench compose trust: the SP trusts {keycloak.trust(load())} from its SAML descriptor")
+    return 0
 
 
 if __name__ == "__main__":

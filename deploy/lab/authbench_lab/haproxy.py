@@ -93,13 +93,13 @@ def _stickiness(stickiness: str, cookie: str = STICKY_COOKIE) -> list[str]:
 def _keycloak(config: cfg.LabConfig, pem: Path) -> list[str]:
     """Keycloak's cluster: balanced, per node and its SP, as for a lab backend; health on the management port.
     Stickiness follows Keycloak's own affinity cookie, AUTH_SESSION_ID, as Keycloak's guide advises."""
-    def address(name: str) -> str:
-        return f"{config.host}:{config.keycloak_port(name)}"
+    def address(component: str, name: str) -> str:  # of a server behind the balancer (its own host in compose)
+        return f"{config.address(component)}:{config.keycloak_port(name)}"
 
     def public(name: str) -> str:
         return f"{config.frontend_host}:{config.keycloak_port(name)}"
 
-    servers = [(f"keycloak-{node}", address(f"http-{node}")) for node in ("a", "b")]
+    servers = [(f"keycloak-{node}", address(f"keycloak-{node}", f"http-{node}")) for node in ("a", "b")]
     checks = {f"keycloak-{node}": config.keycloak_port(f"management-{node}") for node in ("a", "b")}
     lines = ["# --- Keycloak (lab up --with keycloak)", ""]
     lines += _frontend("keycloak-lb", public("lb"), pem, KEYCLOAK_BACKEND)
@@ -109,7 +109,7 @@ def _keycloak(config: cfg.LabConfig, pem: Path) -> list[str]:
         lines += _frontend(f"keycloak-node-{node}", public(f"node-{node}"), pem, f"{KEYCLOAK_BACKEND}-{node}")
         lines += _backend(f"{KEYCLOAK_BACKEND}-{node}", KEYCLOAK_HEALTH_PATH, [server], [], checks)
     lines += _frontend("keycloak-sp", public("sp"), pem, "keycloak-sp")
-    lines += _backend("keycloak-sp", SP_HEALTH_PATH, [("sp", address("sp-app"))], [])
+    lines += _backend("keycloak-sp", SP_HEALTH_PATH, [("sp", address("keycloak-sp", "sp-app"))], [])
     return lines
 
 

@@ -32,7 +32,8 @@ STATUS_THREADS = 8
 STATE_VERSION = 1
 
 
-def _extra_binaries(config: cfg.LabConfig) -> dict[str, str]:
+def extra_binaries(config: cfg.LabConfig) -> dict[str, str]:
+    """The optional servers' binaries (PostgreSQL's) when the config has them."""
     if "postgres" not in config.extras:
         return {}
     try:
@@ -125,7 +126,7 @@ def up(config: cfg.LabConfig, search_path: str | None = None) -> dict:
                 raise LabError(f"a lab with a different configuration is running in {config.run_dir} "
                                f"({len(running)} components); run 'authbench lab down' first")
             state = None
-        binaries = {**find_binaries(search_path), **_extra_binaries(config)}
+        binaries = {**find_binaries(search_path), **extra_binaries(config)}
         specs = components.build(config, binaries)
         state = state or {"version": STATE_VERSION, "config": config.to_dict(), "seed": None, "components": {}}
         kept, to_start = _triage(config, state, specs)

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import config as cfg
+from .checks import ALL_ADDRESSES
 
 COMPONENT = "postgres"
 BIN_GLOB = "/usr/lib/postgresql/*/bin"  # Debian keeps the server binaries out of PATH, one folder per version
@@ -87,16 +88,23 @@ def _as_unprivileged() -> list[str]:
     return ["unshare", "--user", f"--map-user={uid}", f"--map-group={gid}"]
 
 
+def clients(config: cfg.LabConfig) -> str:
+    """Where logins may come from: loopback, or in a container listening on every address (compose) the networks
+    it is on (`samenet`: the internal network, and loopback for its own health probe)."""
+    return "samenet" if config.host == ALL_ADDRESSES else "127.0.0.1/32"
+
+
 def hba_text(config: cfg.LabConfig) -> str:
-    """Every TCP login from loopback is an LDAP simple bind as uid=<role>,ou=people,…; nothing else gets in."""
-    ldap = (f'ldap ldapserver={config.host} ldapport={config.shared_port("ldap")} '
+    """Every TCP login from `clients` is an LDAP simple bind as uid=<role>,ou=people,…; nothing else gets in."""
+    ldap = (f'ldap ldapserver={config.address("ldap")} ldapport={config.shared_port("ldap")} '
             f'ldapprefix="uid=" ldapsuffix=",{cfg.LDAP_PEOPLE}"')
-    services = "".join(f"host    {name}  {name}  127.0.0.1/32  scram-sha-256\n"
+    source = clients(config)
+    services = "".join(f"host    {name}  {name}  {source}  scram-sha-256\n"
                        for name in SERVICE_DATABASES if name in config.extras)
     return ("# written by authbench lab: database logins are checked by the lab's slapd\n"
             "# (a service of the lab, such as Keycloak, has a database and a password of its own)\n"
             "# TYPE  DATABASE  USER  ADDRESS       METHOD\n"
-            f"{services}host    all       all   127.0.0.1/32  {ldap}\n")
+            f"{services}host    all       all   {source}  {ldap}\n")
 
 
 def prepare(config: cfg.LabConfig, binaries: dict[str, str]) -> Paths:

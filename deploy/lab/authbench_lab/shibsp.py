@@ -81,19 +81,25 @@ ErrorLog /dev/stderr
 
 
 def write(config: cfg.LabConfig, backend: str) -> Path:
-    """The SP's files for one cluster; its key pair is made once and kept, like the lab's."""
+    """The SP's files for a reference cluster, trusting the IdP metadata the lab writes for it."""
+    node = components.node_config(config, backend, "a")
+    metadata = idp_metadata(node.entity_id, node.sso_url, Path(node.signing_cert).read_text(), node.scope)
+    return write_trusting(config, backend, components.sp_config(config, backend).entity_id, node.entity_id, metadata)
+
+
+def write_trusting(config: cfg.LabConfig, cluster: str, entity_id: str, idp_entity_id: str, metadata: bytes) -> Path:
+    """The SP's files at a cluster's SP URL, trusting the IdP that `metadata` describes; its key pair is made once
+    and kept, like the lab's."""
     directory = sp_dir(config)
     htdocs = directory / "htdocs"
     (htdocs / PROTECTED_PATH.strip("/")).mkdir(parents=True, exist_ok=True)
     pki.ensure_signing_pair(directory, subject=config.public_host or config.host)
-    node = components.node_config(config, backend, "a")
-    metadata = directory / "idp-metadata.xml"
-    metadata.write_bytes(idp_metadata(node.entity_id, node.sso_url, Path(node.signing_cert).read_text(), node.scope))
-    sp = components.sp_config(config, backend)
+    metadata_path = directory / "idp-metadata.xml"
+    metadata_path.write_bytes(metadata)
     main = directory / "shibboleth2.xml"
-    main.write_text(shibboleth2_xml(sp.entity_id, sp.idp_entity_id, metadata))
-    port = config.cluster_port(backend, "sp-app")
-    (directory / "apache.conf").write_text(apache_conf(sp.base_url, port, main, htdocs))
+    main.write_text(shibboleth2_xml(entity_id, idp_entity_id, metadata_path))
+    port = config.cluster_port(cluster, "sp-app")
+    (directory / "apache.conf").write_text(apache_conf(config.sp_url(cluster), port, main, htdocs))
     page = f"<!doctype html><title>{PROTECTED_PAGE}</title><h1>{PROTECTED_PAGE}</h1>\n"
     (htdocs / PROTECTED_PATH.strip("/") / "index.html").write_text(page)
     return directory

@@ -22,6 +22,7 @@ from locust.runners import STATE_INIT, WorkerRunner
 from locust.stats import StatsEntry
 
 from .. import __version__
+from ..accounts import AccountPicker
 from ..mix import owner_of, split_classes
 from ..openmodel.distributed import serve_levels
 from ..patterns import Pattern
@@ -104,6 +105,8 @@ class WorkerAgent:
                                      indexes=spec["indexes"], warmup_end=float(spec["warmup_end"]),
                                      on_finished=self._finished, split=split)
         cell = _Cell(int(spec["cell"]), controller)
+        for picker in self._pickers():  # this worker's accounts, disjoint from the other workers'
+            picker.share(spec["indexes"][0], pattern.users)
         self.idle.wait((self.environment.stop_timeout or 0) + 1)  # the last cell's users may still be exiting
         self.idle.clear()
         self.cell = cell
@@ -115,6 +118,13 @@ class WorkerAgent:
         while not controller.done.wait(FLUSH_INTERVAL) and not cell.stopped:
             self._flush(cell)
         self._wind_down(cell)
+
+    def _pickers(self) -> list[AccountPicker]:
+        """The account pickers of the run's journeys (one, or one per journey of a --mix)."""
+        classes = self.environment.user_classes
+        settings = [self.context.settings, *(getattr(cls, "mix_settings", None) for cls in classes)]
+        pickers = [getattr(each, "accounts", None) for each in settings]
+        return list({id(picker): picker for picker in pickers if isinstance(picker, AccountPicker)}.values())
 
     def _wind_down(self, cell: _Cell) -> None:
         if not cell.stopped:

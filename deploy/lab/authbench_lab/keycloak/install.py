@@ -5,6 +5,10 @@ The zip is checked against the SHA-1 Maven Central publishes beside it, unpacked
 so a second `lab up`, another design or another lab reuses it. Each node runs from a home of its own: a real
 `bin/kc.sh`, `conf/` and `data/` (its realm import, temporary files) and symbolic links to the built `lib/`,
 `themes/` and `providers/`, so nodes never share mutable files.
+
+    python3 install.py      # an image's build (compose's keycloak target): every design's build, nothing else kept
+
+The module needs only Python's standard library, so an image can run it before authbench is installed.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import os
 import shutil
 import stat
 import subprocess
+import sys
 import time
 import urllib.request
 import zipfile
@@ -34,6 +39,12 @@ BUILD_TIMEOUT = 600.0  # `kc.sh build` takes about a minute on two shared cores
 MARKER = ".authbench-build.json"
 LINKED = ("lib", "themes", "providers")  # shared, read-only at run time (after `build`)
 SETUP_HINT = "install Java 17 or newer (apt-get install openjdk-17-jre-headless)"
+# Build options (`kc.sh build`): PostgreSQL, health endpoints, and but for the persistent design no persistent user
+# sessions (the others keep user sessions in memory only). The cache options (server.py) are run-time options, so
+# owners2, owners1 and local share one build; persistent has its own (the installer builds once per option set).
+BUILD_OPTIONS = ["--db=postgres", "--health-enabled=true", "--features-disabled=persistent-user-sessions"]
+PERSISTENT_BUILD_OPTIONS = ["--db=postgres", "--health-enabled=true"]  # persistent-user-sessions: on by default
+BUILDS = (BUILD_OPTIONS, PERSISTENT_BUILD_OPTIONS)  # what every design needs: owners2, owners1 and local share one
 
 
 class InstallError(RuntimeError):
@@ -111,12 +122,20 @@ def options_key(options: list[str]) -> str:
     return hashlib.sha256(json.dumps(sorted(options)).encode()).hexdigest()[:12]
 
 
-def build(root: Path, tree: Path, options: list[str]) -> Path:
-    """A copy of the tree on which `kc.sh build OPTIONS` ran (kept, with a marker naming the options)."""
+def find_built(root: Path, options: list[str]) -> Path | None:
+    """The tree `kc.sh build OPTIONS` made, if there is one; only reads (a container's image is read-only)."""
     built = root / f"built-{options_key(options)}"
     marker = built / MARKER
     if marker.is_file() and json.loads(marker.read_text()).get("options") == sorted(options):
         return built
+    return None
+
+
+def build(root: Path, tree: Path, options: list[str]) -> Path:
+    """A copy of the tree on which `kc.sh build OPTIONS` ran (kept, with a marker naming the options)."""
+    if found := find_built(root, options):
+        return found
+    built = root / f"built-{options_key(options)}"
     staging = built.with_name(built.name + ".part")
     shutil.rmtree(staging, ignore_errors=True)
     shutil.rmtree(built, ignore_errors=True)
@@ -161,6 +180,14 @@ def ensure(options: list[str]) -> tuple[Path, dict[str, float]]:
     return built, spent
 
 
+def prune(root: Path) -> list[Path]:
+    """Drop the zip and the pristine tree once every build needed is made (an image keeps the builds only)."""
+    gone = [path for path in (root / ZIP_NAME, root / "dist", root / ".lock") if path.exists()]
+    for path in gone:
+        shutil.rmtree(path) if path.is_dir() else path.unlink()
+    return gone
+
+
 def node_home(built: Path, home: Path) -> Path:
     """A node's own home: real bin/kc.sh (kc.sh takes its home from its own path), conf/ and data/; links to
     the built lib/, themes/ and providers/."""
@@ -177,3 +204,19 @@ def node_home(built: Path, home: Path) -> Path:
             link.unlink()
         link.symlink_to(built / name)
     return home
+
+
+def main() -> int:
+    """Every build the designs need, then only the builds are kept (the zip and the unbuilt tree are dropped)."""
+    try:
+        trees = [ensure(options)[0] for options in BUILDS]
+    except InstallError as exc:
+        print(f"authbench keycloak install: {exc}", file=sys.stderr)
+        return 2
+    prune(cache_root())
+    print(f"authbench keycloak install: Keycloak {VERSION} built in {', '.join(map(str, trees))}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

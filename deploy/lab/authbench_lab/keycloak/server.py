@@ -33,11 +33,9 @@ COMPONENTS = ("keycloak-a", "keycloak-b", "keycloak-sp")
 SP = "keycloak-sp"
 DATABASE = "keycloak"  # its own database and role in the lab's PostgreSQL
 DB_USER = "keycloak"
-# Build options (`kc.sh build`): PostgreSQL, health endpoints, and but for the persistent design no persistent user
-# sessions (the others keep user sessions in memory only). The cache options below are run-time options, so
-# owners2, owners1 and local share one build; persistent has its own (the installer builds once per option set).
-BUILD_OPTIONS = ["--db=postgres", "--health-enabled=true", "--features-disabled=persistent-user-sessions"]
-PERSISTENT_BUILD_OPTIONS = ["--db=postgres", "--health-enabled=true"]  # persistent-user-sessions: on by default
+# Build options (`kc.sh build`), one set per design: install.py's (an image builds them with install.py alone).
+BUILD_OPTIONS = install.BUILD_OPTIONS
+PERSISTENT_BUILD_OPTIONS = install.PERSISTENT_BUILD_OPTIONS
 # Run-time cache options per design, beyond `--cache=ispn --cache-stack=jdbc-ping`: owners1 loads a cache file
 # (relative to conf/) that asks for one owner per session entry; Keycloak needs cache-config-mutate=true to accept
 # changes to its default caches.
@@ -114,15 +112,17 @@ def fragment(config: cfg.LabConfig, node: str) -> str:
     return f"--http-port={config.keycloak_port(f'http-{node}')}"
 
 
-def command(config: cfg.LabConfig, node: str) -> list[str]:
-    """`kc.sh start --optimized` for one node; every option but the database password is visible here."""
+def command(config: cfg.LabConfig, node: str, bind: str = "", proxies: str = "") -> list[str]:
+    """`kc.sh start --optimized` for one node; every option but the database password is visible here. `bind` is the
+    address JGroups binds and announces, `proxies` the addresses HAProxy's headers are trusted from: the lab's host
+    for both by default; in a container its own address and its network (compose)."""
     host = config.host
     options = [
         "start", "--optimized",
         "--http-enabled=true", f"--http-host={host}", fragment(config, node),
         f"--http-management-port={config.keycloak_port(f'management-{node}')}",
-        f"--hostname={lb_url(config)}", "--proxy-headers=xforwarded", f"--proxy-trusted-addresses={host}",
-        *cache_options(config, node),
+        f"--hostname={lb_url(config)}", "--proxy-headers=xforwarded", f"--proxy-trusted-addresses={proxies or host}",
+        *cache_options(config, node, bind or host),
         f"--db-url-host={config.address('postgres')}", f"--db-url-port={config.extra_port('postgres')}",
         f"--db-url-database={DATABASE}", f"--db-username={DB_USER}",
     ]
@@ -135,13 +135,13 @@ def build_options(config: cfg.LabConfig) -> list[str]:
     return PERSISTENT_BUILD_OPTIONS if config.keycloak_design == "persistent" else BUILD_OPTIONS
 
 
-def cache_options(config: cfg.LabConfig, node: str) -> list[str]:
-    """The design's caches: local ones per node (no JGroups at all), or one embedded Infinispan cluster on
-    loopback, discovered through the database, with the design's cache file if it has one."""
+def cache_options(config: cfg.LabConfig, node: str, bind: str) -> list[str]:
+    """The design's caches: local ones per node (no JGroups at all), or one embedded Infinispan cluster on `bind`
+    (loopback in the lab), discovered through the database, with the design's cache file if it has one."""
     if config.keycloak_design == "local":
         return ["--cache=local"]
     return ["--cache=ispn", "--cache-stack=jdbc-ping", *DESIGN_OPTIONS[config.keycloak_design],
-            f"--cache-embedded-network-bind-address={config.host}",
+            f"--cache-embedded-network-bind-address={bind}",
             f"--cache-embedded-network-bind-port={config.keycloak_port(f'jgroups-{node}')}",
             f"-Djgroups.fd.port-offset={cfg.KEYCLOAK_FD_OFFSET}"]
 
@@ -177,22 +177,37 @@ def prepare(config: cfg.LabConfig, binaries: dict[str, str], database: bool) -> 
     metadata, and with `database` (PostgreSQL is down) Keycloak's database, made afresh when the realm changed;
     returns what the install steps cost."""
     built, spent = install.ensure(build_options(config))
+    realm_text = write_files(config)
+    for node in NODES:
+        install.node_home(built, home(config, node))
+    if database:
+        make_database(config, binaries, realm_text)
+    return spent
+
+
+def write_files(config: cfg.LabConfig) -> str:
+    """What the nodes read that needs no distribution: the database password, the SP's metadata, each node's
+    conf/ (keycloak.conf with the password, the owners1 cache file) and node A's realm import; returns the realm."""
     root(config).mkdir(parents=True, exist_ok=True)
     pki.ensure_secret(db_password_file(config))
     sp_metadata_file(config).parent.mkdir(parents=True, exist_ok=True)
     acs = f"{sp_url(config)}{SP_ACS_PATH}"
     sp_metadata_file(config).write_bytes(sp_metadata(sp_entity_id(config), acs))
     for node in NODES:
-        node_home = install.node_home(built, home(config, node))
-        (node_home / "conf" / OWNERS1_FILE).write_text(owners1_cache_file())
-        _write_private(node_home / "conf" / "keycloak.conf",
+        conf = home(config, node) / "conf"
+        conf.mkdir(parents=True, exist_ok=True)
+        (conf / OWNERS1_FILE).write_text(owners1_cache_file())
+        _write_private(conf / "keycloak.conf",
                        f"# written by authbench lab\ndb-password={pki.read_secret(db_password_file(config))}\n")
     realm_text = realm_json(config)
     _write_private(home(config, "a") / "data" / "import" / IMPORT_FILE, realm_text)
-    if database:
-        postgres.service_database(config, binaries, DATABASE, pki.read_secret(db_password_file(config)),
-                                  hashlib.sha256(realm_text.encode()).hexdigest()[:16])
-    return spent
+    return realm_text
+
+
+def make_database(config: cfg.LabConfig, binaries: dict[str, str], realm_text: str) -> bool:
+    """Keycloak's database and role in the lab's PostgreSQL (which is down), made afresh when the realm changed."""
+    return postgres.service_database(config, binaries, DATABASE, pki.read_secret(db_password_file(config)),
+                                     hashlib.sha256(realm_text.encode()).hexdigest()[:16])
 
 
 def owners1_cache_file() -> str:
@@ -225,12 +240,16 @@ def realm_json(config: cfg.LabConfig) -> str:
 # -- the SP, once Keycloak answers ------------------------------------------------------------------------
 
 
-def fetch_descriptor(config: cfg.LabConfig, timeout: float = DESCRIPTOR_TIMEOUT) -> bytes:
-    """Keycloak's SAML IdP metadata through HAProxy, verified with the lab CA (what an operator downloads)."""
+def descriptor_url(base_url: str) -> str:
+    """Where Keycloak publishes the realm's SAML IdP metadata, under a node's or the balancer's base URL."""
+    return f"{base_url}/realms/{realm.REALM}/protocol/saml/descriptor"
+
+
+def fetch_descriptor(url: str, ca_file: Path | None = None, timeout: float = DESCRIPTOR_TIMEOUT) -> bytes:
+    """Keycloak's SAML IdP metadata as an operator downloads it (over https verified with `ca_file` when given)."""
     import ssl
 
-    url = f"{realm_url(config)}/protocol/saml/descriptor"
-    context = ssl.create_default_context(cafile=str(config.ca_cert))
+    context = ssl.create_default_context(cafile=str(ca_file)) if ca_file else None
     deadline, last = time.monotonic() + timeout, ""
     while time.monotonic() < deadline:
         try:
@@ -242,34 +261,40 @@ def fetch_descriptor(config: cfg.LabConfig, timeout: float = DESCRIPTOR_TIMEOUT)
     raise install.InstallError(f"Keycloak's metadata {url} did not answer in {timeout:g} s: {last}")
 
 
-def configure_sp(config: cfg.LabConfig) -> None:
-    """The SP trusts the IdP its metadata describes: entity ID, SSO URL (HTTP-Redirect) and signing certificate."""
-    metadata = fetch_descriptor(config)
-    idp_metadata_file(config).write_bytes(metadata)
+def read_descriptor(metadata: bytes, where: Path) -> tuple[str, str, str]:
+    """(entity ID, HTTP-Redirect SSO URL, signing certificate as PEM) of the IdP the metadata at `where` describes."""
     entity = etree.fromstring(metadata)
     entity = next(entity.iter(f"{{{NS['md']}}}EntityDescriptor"), None)
     idp = entity.find("md:IDPSSODescriptor", NS) if entity is not None else None
     if idp is None:
-        raise install.InstallError(f"{idp_metadata_file(config)} describes no SAML IdP")
+        raise install.InstallError(f"{where} describes no SAML IdP")
     sso = next((el.get("Location") for el in idp.iterfind("md:SingleSignOnService", NS)
                 if el.get("Binding") == REDIRECT_BINDING), None)
     body = next((el.findtext("ds:KeyInfo/ds:X509Data/ds:X509Certificate", namespaces=NS)
                  for el in idp.iterfind("md:KeyDescriptor", NS) if el.get("use") in (None, "signing")), None)
     if not sso or not body:
-        raise install.InstallError(f"{idp_metadata_file(config)} lacks an HTTP-Redirect SSO URL or a signing key")
+        raise install.InstallError(f"{where} lacks an HTTP-Redirect SSO URL or a signing key")
     lines = "".join(body.split())
     pem = "-----BEGIN CERTIFICATE-----\n" + "\n".join(lines[i:i + 64] for i in range(0, len(lines), 64)) \
         + "\n-----END CERTIFICATE-----\n"
+    return entity.get("entityID"), sso, pem
+
+
+def configure_sp(config: cfg.LabConfig) -> None:
+    """The SP trusts the IdP its metadata describes: entity ID, SSO URL (HTTP-Redirect) and signing certificate."""
+    metadata = fetch_descriptor(descriptor_url(lb_url(config)), config.ca_cert)
+    idp_metadata_file(config).write_bytes(metadata)
+    entity_id, sso, pem = read_descriptor(metadata, idp_metadata_file(config))
     sp_dir = config.component_dir(SP)
     (sp_dir / "idp-signing.crt").write_text(pem)
-    cfg.SPConfig(entity_id=sp_entity_id(config), base_url=sp_url(config), idp_entity_id=entity.get("entityID"),
+    cfg.SPConfig(entity_id=sp_entity_id(config), base_url=sp_url(config), idp_entity_id=entity_id,
                  idp_sso_url=sso, idp_cert=str(sp_dir / "idp-signing.crt"),
                  cookie_key=str(pki.ensure_secret(sp_dir / "sp-cookie.key"))).save(sp_dir / "sp.json")
 
 
 def balanced_checks(config: cfg.LabConfig) -> list[tuple[str, int, str]]:
     """(what, https port, path) HAProxy must answer once the cluster is up."""
-    descriptor = f"/realms/{realm.REALM}/protocol/saml/descriptor"
+    descriptor = descriptor_url("")
     return [("keycloak lb", config.keycloak_port("lb"), descriptor),
             ("keycloak node-a", config.keycloak_port("node-a"), descriptor),
             ("keycloak node-b", config.keycloak_port("node-b"), descriptor),
