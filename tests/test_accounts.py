@@ -58,3 +58,19 @@ def test_sequential_and_seeded_random_order():
     assert first == again
     with pytest.raises(AccountsError, match="order"):
         AccountPicker(accounts, "shuffled")
+
+
+def test_workers_shares_are_disjoint_and_together_every_account():
+    """Two workers of a 10-user pattern (users 0-3 and 4-9): each picks only its own accounts, in order, and their
+    shares cover all 25; a worker with no account left in its share (more users than accounts) takes them all."""
+    accounts = from_template("u{00..24}", "p-{user}")
+    first, second = AccountPicker(accounts), AccountPicker(accounts, order="random", seed=1)
+    first.share(range(4), 10)
+    second.share(range(4, 10), 10)
+    mine = [first.pick().username for _ in range(13)]
+    assert mine[:6] == ["u00", "u01", "u02", "u03", "u10", "u11"] and mine[12] == "u00"
+    theirs = {second.pick().username for _ in range(500)}
+    assert not set(mine) & theirs and len(set(mine) | theirs) == 25
+    few = AccountPicker(from_template("u{0..2}", "p-{user}"))
+    few.share([7, 8], 10)
+    assert {few.pick().username for _ in range(3)} == {"u0", "u1", "u2"}

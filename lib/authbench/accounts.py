@@ -9,6 +9,7 @@ import csv
 import io
 import random
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -81,24 +82,22 @@ class AccountPicker:
         self._accounts = accounts
         self._random = random.Random(seed) if order == "random" else None
         self._next = 0
-        self._start, self._step = 0, 1
+        self._pool = accounts  # what pick() takes from: all, or a worker's share
 
     def __len__(self) -> int:
         return len(self._accounts)
 
-    def share(self, start: int, step: int) -> None:
-        """From now on take only accounts start, start + step, start + 2 step, … (and at random only among them).
-
-        A worker's share: each worker starts at its first user's global index and steps by the pattern's users,
-        so workers running the same picker never log one account in at the same time, as one process's users
-        never do (an IdP that writes a user on its first login, such as Keycloak importing from LDAP, fails
-        one of two such logins)."""
-        self._start, self._step = start, max(1, step)
+    def share(self, indexes: Iterable[int], users: int) -> None:
+        """From now on take only a worker's share: the accounts whose position, modulo the pattern's `users`, is one
+        of this worker's user `indexes`. Workers then never log one account in at the same time, as one process's
+        users never do (an IdP that writes a user on its first login, such as Keycloak importing from LDAP, fails
+        one of two such logins), and together they still use every account."""
+        mine = set(indexes)
+        self._pool = [a for i, a in enumerate(self._accounts) if users and i % users in mine] or self._accounts
 
     def pick(self) -> Account:
         if self._random is not None:
-            share = self._accounts[self._start % len(self._accounts)::self._step] or self._accounts
-            return self._random.choice(share)
-        account = self._accounts[(self._start + self._next * self._step) % len(self._accounts)]
+            return self._random.choice(self._pool)
+        account = self._pool[self._next % len(self._pool)]
         self._next += 1
         return account

@@ -106,7 +106,7 @@ class WorkerAgent:
                                      on_finished=self._finished, split=split)
         cell = _Cell(int(spec["cell"]), controller)
         for picker in self._pickers():  # this worker's accounts, disjoint from the other workers'
-            picker.share(spec["indexes"][0], pattern.users)
+            picker.share(spec["indexes"], pattern.users)
         self.idle.wait((self.environment.stop_timeout or 0) + 1)  # the last cell's users may still be exiting
         self.idle.clear()
         self.cell = cell
