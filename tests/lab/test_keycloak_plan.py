@@ -83,6 +83,23 @@ def test_the_realm_federates_ldap_read_only_and_knows_the_sp_from_its_metadata()
         assert rp["protocol"] == "openid-connect" and rp["standardFlowEnabled"] and not rp["implicitFlowEnabled"]
         assert rp["redirectUris"] == [DEFAULT_REDIRECT_URI] == [realm.OIDC_REDIRECT_URI]
         assert rp["attributes"]["pkce.code.challenge.method"] == "S256"
+    # introspection: Keycloak 26 answers active: false to a client not in the token's audience
+    (audience,) = confidential["protocolMappers"]
+    assert audience["protocolMapper"] == "oidc-audience-mapper"
+    assert audience["config"]["included.client.audience"] == realm.OIDC_CLIENT_ID
+
+
+def test_the_local_users_realm_holds_keycloak_hashed_users_and_the_confidential_rp():
+    """The sizing guide's case: users in Keycloak's database, their passwords hashed by Keycloak (plaintext values
+    in an import are hashed at import), the same confidential RP; no LDAP and no SAML SP."""
+    document = json.loads(realm.render_local_users(users=[("user000", "pw-user000")], oidc_secret="oidc-secret"))
+    assert document["realm"] == realm.LOCAL_USERS_REALM and "components" not in document
+    (user,) = document["users"]
+    assert user["username"] == "user000" and user["credentials"] == [
+        {"type": "password", "value": "pw-user000", "temporary": False}]
+    assert user["email"] and user["firstName"] and user["lastName"] and user["requiredActions"] == []
+    (client,) = document["clients"]
+    assert client["clientId"] == realm.OIDC_CLIENT_ID and client["secret"] == "oidc-secret"
 
 
 def test_the_lab_offers_its_oidc_rps_secret_in_a_private_file_never_on_a_command_line(tmp_path):

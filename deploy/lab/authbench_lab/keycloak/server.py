@@ -52,6 +52,7 @@ HEALTH_PATH = "/health/ready"
 HEALTH_TIMEOUT = 300.0  # a cold JVM on two busy cores, the database schema and the realm import on node A
 DESCRIPTOR_TIMEOUT = 30.0  # HAProxy marks a node up within a check interval of its readiness
 IMPORT_FILE = "authbench-realm.json"
+LOCAL_USERS_IMPORT_FILE = "authbench-local-users-realm.json"  # Keycloak imports every file of data/import
 PROBE_TIMEOUT = 5.0
 SP_ACS_PATH = "/Shibboleth.sso/SAML2/POST"  # the lab SP's (sp/app.py ACS_PATH)
 
@@ -83,8 +84,8 @@ def lb_url(config: cfg.LabConfig) -> str:
     return config.lb_url(config.keycloak_cluster)
 
 
-def realm_url(config: cfg.LabConfig) -> str:
-    return f"{lb_url(config)}/realms/{realm.REALM}"
+def realm_url(config: cfg.LabConfig, name: str = realm.REALM) -> str:
+    return f"{lb_url(config)}/realms/{name}"
 
 
 def sp_url(config: cfg.LabConfig) -> str:
@@ -200,8 +201,12 @@ def write_files(config: cfg.LabConfig) -> str:
         _write_private(conf / "keycloak.conf",
                        f"# written by authbench lab\ndb-password={pki.read_secret(db_password_file(config))}\n")
     realm_text = realm_json(config)
+    names = [cfg.username(i, config.users) for i in range(min(realm.LOCAL_USERS, config.users))]  # as in slapd
+    local_users = realm.render_local_users(users=[(name, cfg.password_for(name)) for name in names],
+                                           oidc_secret=pki.read_secret(oidc_secret_file(config)))
     _write_private(home(config, "a") / "data" / "import" / IMPORT_FILE, realm_text)
-    return realm_text
+    _write_private(home(config, "a") / "data" / "import" / LOCAL_USERS_IMPORT_FILE, local_users)
+    return realm_text + local_users
 
 
 def make_database(config: cfg.LabConfig, binaries: dict[str, str], realm_text: str) -> bool:
