@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 BACKENDS = "terracotta,local,keycloak-owners2,keycloak-owners1,keycloak-local,keycloak-persistent"
-SATURATION = ["--pattern", "8x40", "--warmup", "10s", "--repeat", "1"]
+SATURATION = ["--pattern", "8x100", "--warmup", "60s", "--repeat", "1"]  # 60 s: a fresh JVM warms up (JIT)
 FAILOVER = ["--pattern", "4x30", "--pace", "1s", "--warmup", "10s", "--repeat", "1",
             "--fault", "at=5s stop idp-b; at=15s start idp-b"]
 NODES = ("idp-a", "idp-b", "keycloak-a", "keycloak-b")

@@ -3,8 +3,9 @@ the sizing guide's one vCPU per 15 password-based logins per second.
 
 Method: one lab with `keycloak-owners2` (two Keycloak nodes behind HAProxy). Its realm `authbench` federates users
 from slapd (Keycloak checks each password with an LDAP bind); its realm `authbench-local-users` holds users in
-Keycloak's database, their passwords hashed by Keycloak's default algorithm: the guide's case. A first run per realm
-warms the JVMs and lets every account log in once (not counted). Then ROUNDS rounds; in each, every journey runs
+Keycloak's database, their passwords hashed by Keycloak's default algorithm: the guide's case. Long first runs
+(WARM_UP journeys per user of the code flow in each realm and of the client-credentials grant, not counted) warm the
+JVMs and let every account log in. Then ROUNDS rounds; in each, every journey runs
 once (the order rotating round by round) as a closed model, USERS users back to back for JOURNEYS journeys each: the
 code flow with the token request, the same ending with the code (`--no-token-exchange`), the client-credentials
 grant, and the code flow of the local users. Around each run the script reads the CPU time of each Keycloak node's
@@ -32,7 +33,10 @@ import psutil
 
 DESIGN = "keycloak-owners2"
 TARGET = f"oidc+lab:{DESIGN}"
-USERS, JOURNEYS = 4, 150
+USERS, JOURNEYS = 4, 250
+# Keycloak's JIT: CPU per login fell from 81 to 36 ms over the first 3,000 logins of a fresh lab (and a capacity
+# search on a JVM that had served 2,000 failed at 20/s, while one that had served 5,000 passed 40/s): warm long
+WARM_UP = 1000  # journeys per user, per warmed journey
 ACCOUNTS = 50  # every one of them logs in during the warm-up, so Keycloak has imported them all from LDAP
 CODE_FLOW, NO_EXCHANGE = "code flow with the token request", "code flow, ends with the code"
 CLIENT_CREDENTIALS, LOCAL_USERS = "client credentials", "code flow, users in Keycloak (hashed passwords)"
@@ -100,8 +104,8 @@ def measure(args: argparse.Namespace, folder: Path) -> None:
     print(f"lab up: {time.time() - began:.0f} s", flush=True)
     try:
         options = journeys(args.lab_dir)
-        for name in (CODE_FLOW, LOCAL_USERS):  # warm JVMs; every account imported from LDAP or logged in once
-            measured_run(args.lab_dir, folder, f"warm-up-{slug(name)}", options[name], f"{ACCOUNTS}x4")
+        for name in (CODE_FLOW, LOCAL_USERS, CLIENT_CREDENTIALS):  # warm JVMs; every account logged in (imported)
+            measured_run(args.lab_dir, folder, f"warm-up-{slug(name)}", options[name], f"{USERS}x{WARM_UP}")
         for n in range(args.rounds):
             for name in NAMES[n % len(NAMES):] + NAMES[:n % len(NAMES)]:
                 measured_run(args.lab_dir, folder, f"{slug(name)}-r{n + 1}", options[name],
