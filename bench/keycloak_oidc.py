@@ -89,7 +89,8 @@ def measured_run(lab_dir: str, folder: Path, run_id: str, options: list[str], pa
     before, load = cpu_seconds(lab_dir), os.getloadavg()[0]
     authbench("run", *options, "--results", str(folder), "--pattern", pattern, "--warmup", "0", "--run-id", run_id)
     after = cpu_seconds(lab_dir)
-    spent = {name: round(after[name] - before[name], 3) for name in before if name in after}
+    # a process that exits during the run (a PostgreSQL backend) takes its CPU time along: never below 0
+    spent = {name: round(max(0.0, after[name] - before[name]), 3) for name in before if name in after}
     if (folder / run_id).is_dir():
         (folder / run_id / CPU_FILE).write_text(json.dumps({"cpu_s": spent, "load_average": load}, indent=2))
     print(f"{run_id}: load average {load:.1f} at the start", flush=True)
