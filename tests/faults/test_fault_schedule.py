@@ -97,6 +97,30 @@ def test_a_cell_never_starts_on_a_cluster_that_is_not_whole():
         events.cell_start.fire(pattern=SimpleNamespace(label="4x6"), repetition=1, warmup_s=0.0)
 
 
+def test_a_start_played_in_the_cell_waits_until_the_balancer_sends_to_the_node():
+    """A Keycloak node is healthy some seconds before HAProxy's checks take it back: a command run right after the
+    cell (check-cluster through node B) met HAProxy's 503 for it. A start now ends once the balancer sends to the
+    node, and says so when it does not."""
+    for balancer in ("UP", "DOWN"):
+        asked: list[str] = []
+        events, said = RunEvents(), []
+
+        def settle(name: str, balancer: str = balancer, asked: list[str] = asked) -> str | None:
+            asked.append(name)
+            return None if balancer == "UP" or len(asked) <= 2 else "the balancer does not send to it after 10 s"
+
+        schedule = FaultSchedule(parse_faults(["at=0s stop idp-b; at=0.05s start idp-b; at=0.1s start idp-a"]),
+                                 None, said.append, Lab().act, settle=settle)
+        schedule.listen(SimpleNamespace(events=events))
+        cell(events)  # the cell's own check before it begins: idp-b and idp-a balanced
+        gevent.sleep(0.3)
+        _, start, running = schedule.finish()["faults"]
+        assert asked == ["idp-b", "idp-a", "idp-b"]  # once more after its start, not after "already running"
+        assert running["status"] == "already running"
+        assert start["status"] == ("started (pid 8)" if balancer == "UP" else
+                                   "started (pid 8), but the balancer does not send to it after 10 s")
+
+
 def test_an_interrupted_cell_starts_again_what_its_plan_stopped():
     lab = Lab()
     schedule, events, _ = schedule_of("at=0s stop idp-a; at=60s start idp-a", lab)

@@ -3,13 +3,14 @@
 The plan starts when the measured phase does (`RunEvents.measuring`) and runs in a greenlet beside the
 users; a fault never stops the measurement: a lab action that fails or a command that exits non-zero,
 times out or cannot start is recorded (one status line, exit status, the tail of its output) and the
-run goes on. When the cell ends, a command still running is cut (its process group ended, commands.py),
-faults not reached are printed and recorded as not reached, every lab component the plan stopped in the
-cell is started again — a `start` the cell never reached is so played at its end, with a warning — and
-the cell's failover analysis (analysis.py) is computed from its measured samples. An interruption or an
-error ends the plan the same way (`close`). Before each cell, the lab components the plan touches are
-started if they are not running, so no repetition measures a cluster that is not whole; one that will not
-come back fails the run (ClusterNotWhole).
+run goes on. A `start` is done once the lab's balancer sends to the node again. When the cell ends, a
+command still running is cut (its process group ended, commands.py), faults not reached are printed and
+recorded as not reached, every lab component the plan stopped in the cell is started again — a `start`
+the cell never reached is so played at its end, with a warning — and the cell's failover analysis
+(analysis.py) is computed from its measured samples. An interruption or an error ends the plan the same
+way (`close`). Before each cell, the lab components the plan touches are started if they are not
+running, so no repetition measures a cluster that is not whole; one that will not come back fails the
+run (ClusterNotWhole).
 """
 
 from __future__ import annotations
@@ -187,6 +188,10 @@ class FaultSchedule:
                 self._stopped.append(fault.target)
             try:
                 record.update(self.act(fault))
+                if fault.action == START and record["ok"] and record["status"] != ALREADY_RUNNING:
+                    problem = self.settle(fault.target)  # back in its balancer: what comes next meets a whole cluster
+                    if problem:
+                        record["status"] += f", but {problem}"
             except Exception as exc:  # noqa: BLE001 - a fault must never end the measurement
                 record.update({"ok": False, "status": f"failed: {type(exc).__name__}: {exc}"})
             finally:
