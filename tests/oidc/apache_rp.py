@@ -23,6 +23,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from process_kit import end
+
 from ports import OIDC_RP
 
 APACHE = "/usr/sbin/apache2"
@@ -134,12 +136,7 @@ def running(issuer: str, secret: str):
             _wait(process, rp)
             yield rp
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            end(process)
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from apache_rp import REDIRECT_URIS as APP_REDIRECT_URIS
+from process_kit import end
 
 from authbench_lab.config import password_for
 
@@ -69,12 +70,7 @@ def op(tmp_path_factory: pytest.TempPathFactory):
                 time.sleep(0.1)
         yield OP(issuer)
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        end(process)
 
 
 @pytest.fixture

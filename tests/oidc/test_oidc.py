@@ -72,6 +72,24 @@ def test_failures_are_kept_without_a_secret(op_env, tmp_path, capsys):
     no_secret_in(tmp_path / "r", op_env.secret, "wrong-pass")
 
 
+def preflight_error(op_env, tmp_path: Path, capsys: pytest.CaptureFixture, args: list[str]) -> str:
+    """A 1x1 run with `args` (`TARGET /suffix` at their end: the provider's issuer + suffix; `SECRET_FILE`: a file
+    with a wrong client secret) that must stop in its preflight: one line, exit 2, no secret; that line."""
+    target = op_env.target
+    if "TARGET" in args:
+        at = args.index("TARGET")
+        target, args = target + args[at + 1], args[:at]
+    if "SECRET_FILE" in args:
+        (tmp_path / "secret").write_text("not-the-secret\n")
+        args = [a if a != "SECRET_FILE" else str(tmp_path / "secret") for a in args]
+    code = main(["run", "--target", target, *BASIC, *ACCOUNTS, *args, "--pattern", "1x1", "--results",
+                 str(tmp_path / "results")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1, err
+    assert "not-the-secret" not in err and op_env.secret not in err
+    return err
+
+
 @pytest.mark.parametrize(("args", "words"), [
     (["--password-rule", "nope-{user}"], ["at step 'OP login POST'", "bad credentials", "likely fix"]),
     (["--client-secret-file", "SECRET_FILE"], ["at step 'OP token'", "token error: invalid_client", "client secret"]),
@@ -83,19 +101,9 @@ def test_failures_are_kept_without_a_secret(op_env, tmp_path, capsys):
     (["TARGET", "/failing"], ["at step 'OP authorization'", "http status: 500 Error at", "check its logs"]),
 ])
 def test_preflight_failures_are_one_line_exit_2(args, words, op_env, tmp_path, capsys):
-    target = op_env.target
-    if args[0] == "TARGET":
-        target, args = target + args[1], []
-    if "SECRET_FILE" in args:
-        (tmp_path / "secret").write_text("not-the-secret\n")
-        args = [a if a != "SECRET_FILE" else str(tmp_path / "secret") for a in args]
-    code = main(["run", "--target", target, *BASIC, *ACCOUNTS, *args, "--pattern", "1x1", "--results",
-                 str(tmp_path / "results")])
-    err = capsys.readouterr().err
-    assert code == 2 and err.count("\n") == 1, err
+    err = preflight_error(op_env, tmp_path, capsys, args)
     for word in words:
         assert word in err, err
-    assert "not-the-secret" not in err and op_env.secret not in err
 
 
 def test_a_replayed_code_is_invalid_grant(op):

@@ -12,6 +12,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from process_kit import end
+
 CHROMIUM = "/usr/bin/chromium"  # Debian's package (deploy/setup-system.sh); Playwright downloads no browser
 START_LIMIT = 60.0  # seconds for `authbench web` to answer
 STEP_LIMIT_MS = 20_000  # any wait on a page but a whole run's
@@ -45,12 +47,7 @@ def web_ui(lab_dir: Path, results: Path, port: int, log_path: Path) -> Iterator[
                     time.sleep(0.2)
             yield base
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            end(process, grace=15)
     assert "Traceback" not in log_path.read_text()
 
 

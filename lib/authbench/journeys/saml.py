@@ -16,7 +16,7 @@ import binascii
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from .fastbrowser import TooManyRedirects, UnsupportedURL
 from .forms import PRESETS, Form, LoginFields, Page, find_login_form
@@ -84,6 +84,17 @@ class SSOClient(Protocol):
     def cookie_names(self) -> list[str]: ...
 
     def close_connections(self) -> None: ...
+
+
+class Verdict(Protocol):
+    """What a walk ends with: SSOOutcome here, RPOutcome for a real RP's walk."""
+
+    ok: bool
+    reason: str
+    detail: str
+
+
+Judged = TypeVar("Judged", bound=Verdict)
 
 
 @dataclass
@@ -249,15 +260,15 @@ def sso_login(client: SSOClient, protected_url: str, username: str, password: st
             outcome.pages.append(page.title)
             outcome.page = page
             if walk.posted_response:
-                return _judged(outcome, walk.after_response(page))
+                return judged(outcome, walk.after_response(page))
             if page.status >= 400:
-                return _fail(outcome, STALE_REQUEST if _is_stale(page) else HTTP_STATUS, _where(page))
+                return fail(outcome, STALE_REQUEST if _is_stale(page) else HTTP_STATUS, _where(page))
             kind, form, login = walk.classify(page)
             if kind == _RESPONSE:
                 assert form is not None
                 status = saml_status(form.fields["SAMLResponse"])
                 if status is not None and status != SAML_SUCCESS:
-                    return _fail(outcome, SAML_STATUS_NOT_SUCCESS, f"{status} from {_where(page)}")
+                    return fail(outcome, SAML_STATUS_NOT_SUCCESS, f"{status} from {_where(page)}")
                 if stop_at_response:
                     outcome.ok, outcome.response_form = True, form
                     return outcome
@@ -268,7 +279,7 @@ def sso_login(client: SSOClient, protected_url: str, username: str, password: st
             elif kind == _LOGIN:
                 assert form is not None and login is not None
                 if outcome.password_asked:
-                    return _fail(outcome, BAD_CREDENTIALS, "login form shown again: " + _where(page))
+                    return fail(outcome, BAD_CREDENTIALS, "login form shown again: " + _where(page))
                 outcome.password_asked = True
                 if before_credentials:
                     before_credentials(client)
@@ -282,28 +293,29 @@ def sso_login(client: SSOClient, protected_url: str, username: str, password: st
                     else None
                 page = client.submit(form, None, button, name=_NAME_OF_KIND[kind], namer=namer)
             elif _is_stale(page):
-                return _fail(outcome, STALE_REQUEST, _where(page))
+                return fail(outcome, STALE_REQUEST, _where(page))
             elif walk.returning(page):
-                return _judged(outcome, walk.unmet(page))
+                return judged(outcome, walk.unmet(page))
             else:
-                return _fail(outcome, NO_LOGIN_FORM, ("no redirect to an IdP and " if not walk.idp_origins else "")
+                return fail(outcome, NO_LOGIN_FORM, ("no redirect to an IdP and " if not walk.idp_origins else "")
                              + "no login form: " + _where(page))
-        return _fail(outcome, NO_LOGIN_FORM, f"gave up after {MAX_PAGES} pages")
+        return fail(outcome, NO_LOGIN_FORM, f"gave up after {MAX_PAGES} pages")
     except TimeoutError as exc:
-        return _fail(outcome, TIMEOUT, str(exc) or "timed out")
+        return fail(outcome, TIMEOUT, str(exc) or "timed out")
     except OSError as exc:
-        return _fail(outcome, CONNECTION_ERROR, str(exc) or type(exc).__name__)
+        return fail(outcome, CONNECTION_ERROR, str(exc) or type(exc).__name__)
     except (TooManyRedirects, UnsupportedURL) as exc:
-        return _fail(outcome, HTTP_STATUS, str(exc))
+        return fail(outcome, HTTP_STATUS, str(exc))
 
 
-def _judged(outcome: SSOOutcome, failure: tuple[str, str] | None) -> SSOOutcome:
+def judged(outcome: Judged, failure: tuple[str, str] | None) -> Judged:
+    """The outcome ok, or failed for (reason, detail); an RP's walk (kinds/oidc/rp_walk.py) judges the same way."""
     if failure is None:
         outcome.ok = True
         return outcome
-    return _fail(outcome, *failure)
+    return fail(outcome, *failure)
 
 
-def _fail(outcome: SSOOutcome, reason: str, detail: str) -> SSOOutcome:
+def fail(outcome: Judged, reason: str, detail: str) -> Judged:
     outcome.ok, outcome.reason, outcome.detail = False, reason, detail
     return outcome

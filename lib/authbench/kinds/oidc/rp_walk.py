@@ -19,7 +19,7 @@ from urllib.parse import parse_qs, urlsplit
 from ...journeys import saml
 from ...journeys.fastbrowser import FastBrowser, TooManyRedirects, UnsupportedURL
 from ...journeys.forms import Form, LoginFields, Page, find_login_form
-from ...journeys.saml import origin, page_url
+from ...journeys.saml import fail, judged, origin, page_url
 from ...journeys.success import DEFAULT_RULE, SuccessRule
 from .flow import AUTHORIZE, CONSENT, CONSENT_BUTTONS, LOGIN_FORM, LOGIN_POST, PROVIDER_ERROR, _error_code
 
@@ -137,12 +137,12 @@ def rp_login(browser: FastBrowser, protected_url: str, username: str, password: 
             outcome.pages.append(page.title)
             outcome.page = page
             if walk.callback:
-                return _judged(outcome, walk.judge(page, username, rule))
+                return judged(outcome, walk.judge(page, username, rule))
             if page.status >= 500:
-                return _fail(outcome, saml.HTTP_STATUS, _where(page))
+                return fail(outcome, saml.HTTP_STATUS, _where(page))
             if page.status >= 400:
                 code = _error_code(page.text) if walk.provider else ""
-                return _fail(outcome, PROVIDER_ERROR if code else saml.HTTP_STATUS,
+                return fail(outcome, PROVIDER_ERROR if code else saml.HTTP_STATUS,
                              (f"{code}: " if code else "") + _where(page))
             forms = page.forms()
             login = find_login_form(forms, fields)
@@ -152,7 +152,7 @@ def rp_login(browser: FastBrowser, protected_url: str, username: str, password: 
                 page = browser.submit(answer, None, name=RP_CALLBACK, namer=walk.name_hop)
             elif login is not None:
                 if outcome.password_asked:
-                    return _fail(outcome, saml.BAD_CREDENTIALS, "login form shown again: " + _where(page))
+                    return fail(outcome, saml.BAD_CREDENTIALS, "login form shown again: " + _where(page))
                 outcome.password_asked = True
                 form, names = login
                 button = names.submit if names.submit in form.buttons else None
@@ -162,37 +162,25 @@ def rp_login(browser: FastBrowser, protected_url: str, username: str, password: 
                 form = next((f for f in forms if _consent_button(f)), forms[0])
                 page = browser.submit(form, None, _consent_button(form), name=CONSENT, namer=walk.name_hop)
             elif not walk.provider and walk.had_session and rule.status_ok(page.status):
-                return _judged(outcome, _unmet(rule, page, username))  # the app still knew the browser
+                return judged(outcome, _unmet(rule, page, username))  # the app still knew the browser
             else:
                 code = _error_code(page.text) if walk.provider else ""
                 if code:
-                    return _fail(outcome, PROVIDER_ERROR, f"{code}: {_where(page)}")
-                return _fail(outcome, saml.NO_LOGIN_FORM, ("" if walk.provider else "no redirect to a provider and ")
-                             + "no login form: " + _where(page))
-        return _fail(outcome, saml.NO_LOGIN_FORM, f"gave up after {MAX_PAGES} pages")
+                    return fail(outcome, PROVIDER_ERROR, f"{code}: {_where(page)}")
+                return fail(outcome, saml.NO_LOGIN_FORM, ("" if walk.provider else "no redirect to a provider and ")
+                        + "no login form: " + _where(page))
+        return fail(outcome, saml.NO_LOGIN_FORM, f"gave up after {MAX_PAGES} pages")
     except TimeoutError as exc:
-        return _fail(outcome, saml.TIMEOUT, str(exc) or "timed out")
+        return fail(outcome, saml.TIMEOUT, str(exc) or "timed out")
     except OSError as exc:
-        return _fail(outcome, saml.CONNECTION_ERROR, str(exc) or type(exc).__name__)
+        return fail(outcome, saml.CONNECTION_ERROR, str(exc) or type(exc).__name__)
     except (TooManyRedirects, UnsupportedURL) as exc:
         if walk.again:
-            return _fail(outcome, RP_REFUSED, f"the app sent the browser back to the provider after its redirect "
+            return fail(outcome, RP_REFUSED, f"the app sent the browser back to the provider after its redirect "
                          f"URI, again and again ({exc})")
-        return _fail(outcome, saml.HTTP_STATUS, str(exc))
+        return fail(outcome, saml.HTTP_STATUS, str(exc))
 
 
 def _unmet(rule: SuccessRule, page: Page, username: str) -> tuple[str, str] | None:
     why = rule.unmet(page.text, username)
     return None if why is None else (saml.UNEXPECTED_PAGE, f"{why}: {_where(page)}")
-
-
-def _judged(outcome: RPOutcome, failure: tuple[str, str] | None) -> RPOutcome:
-    if failure is None:
-        outcome.ok = True
-        return outcome
-    return _fail(outcome, *failure)
-
-
-def _fail(outcome: RPOutcome, reason: str, detail: str) -> RPOutcome:
-    outcome.ok, outcome.reason, outcome.detail = False, reason, detail
-    return outcome
