@@ -298,7 +298,7 @@ def sso_login(client: SSOClient, protected_url: str, username: str, password: st
                 return judged(outcome, walk.unmet(page))
             else:
                 return fail(outcome, NO_LOGIN_FORM, ("no redirect to an IdP and " if not walk.idp_origins else "")
-                             + "no login form: " + _where(page))
+                            + "no login form: " + _where(page))
         return fail(outcome, NO_LOGIN_FORM, f"gave up after {MAX_PAGES} pages")
     except TimeoutError as exc:
         return fail(outcome, TIMEOUT, str(exc) or "timed out")
