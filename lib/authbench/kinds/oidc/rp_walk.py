@@ -143,7 +143,7 @@ def rp_login(browser: FastBrowser, protected_url: str, username: str, password: 
             if page.status >= 400:
                 code = _error_code(page.text) if walk.provider else ""
                 return fail(outcome, PROVIDER_ERROR if code else saml.HTTP_STATUS,
-                             (f"{code}: " if code else "") + _where(page))
+                            (f"{code}: " if code else "") + _where(page))
             forms = page.forms()
             login = find_login_form(forms, fields)
             answer = _answer_form(forms) if walk.provider else None
@@ -177,7 +177,7 @@ def rp_login(browser: FastBrowser, protected_url: str, username: str, password: 
     except (TooManyRedirects, UnsupportedURL) as exc:
         if walk.again:
             return fail(outcome, RP_REFUSED, f"the app sent the browser back to the provider after its redirect "
-                         f"URI, again and again ({exc})")
+                        f"URI, again and again ({exc})")
         return fail(outcome, saml.HTTP_STATUS, str(exc))
 
 
