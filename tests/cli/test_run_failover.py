@@ -16,7 +16,6 @@ import pytest
 
 from authbench.cli import main
 from authbench_lab import lab as lab_api
-from authbench_lab.idp.stores import MEMCACHED_DEAD_RETRY
 
 PACED = ["--reuse-session", "--pace", "0.5s", "--pattern", "8x14"]  # 7 s per run, 8 users
 STOP_AT, START_AT = 2, 4.5  # seconds into the measured phase
@@ -87,10 +86,10 @@ def test_stopping_one_idp_node(lab, run, tmp_path, backend, expected):
     assert fault["test4"] == expected, fault
 
 
-def _wait_until_memcached_is_back_in_every_ring() -> None:
+def _wait_until_memcached_is_back_in_every_ring(lab) -> None:
     """Every IdP node that met memcached-a down took it out of its ring; each puts it back on its first command
-    MEMCACHED_DEAD_RETRY after that, so a later test of the shared lab meets whole rings again."""
-    time.sleep(MEMCACHED_DEAD_RETRY + 0.5)
+    the lab's memcached dead retry after that, so a later test of the shared lab meets whole rings again."""
+    time.sleep(lab.timing.memcached_dead_retry_s + 0.5)
 
 
 @pytest.mark.parametrize(("backend", "expected"), [("repcached", "○"), ("memcached", "△")])
@@ -98,7 +97,7 @@ def test_stopping_one_memcached(lab, run, tmp_path, backend, expected):
     try:
         fault = fault_run(lab, run, tmp_path, backend, "memcached-a")
     finally:
-        _wait_until_memcached_is_back_in_every_ring()
+        _wait_until_memcached_is_back_in_every_ring(lab)
     assert fault["logged_in_users"] == 8
     assert fault["test4"] == expected, fault
 

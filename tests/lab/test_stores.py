@@ -70,7 +70,7 @@ def write_all(store) -> None:
 def test_a_restarted_memcached_is_used_again_at_once(servers, kind):
     """Pooled connections opened before the restart are dead; the store must reconnect, not lose a write."""
     addresses = [server.address for server in servers]
-    store = (ShardedMemcachedStore(addresses, "t:") if kind == "sharded"
+    store = (ShardedMemcachedStore(addresses, "t:", dead_retry=1.0) if kind == "sharded"
              else ReplicatedMemcachedStore(addresses, "t:", prefer=0))
     write_all(store)
     assert stored(store) == len(KEYS)

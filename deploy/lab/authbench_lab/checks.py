@@ -60,6 +60,8 @@ def validate(config: cfg.LabConfig) -> None:
     if config.keycloak_design not in cfg.KEYCLOAK_DESIGNS:
         raise LabError(f"--keycloak-design must be one of {', '.join(cfg.KEYCLOAK_DESIGNS)}, "
                        f"got {config.keycloak_design!r}")
+    if config.timings not in cfg.TIMINGS:
+        raise LabError(f"--timings must be one of {', '.join(cfg.TIMINGS)}, got {config.timings!r}")
     if not _COOKIE_PATH.fullmatch(config.idp_cookie_path):
         raise LabError(f"--idp-cookie-path must be a URL path starting with / (like / or /idp), "
                        f"got {config.idp_cookie_path!r}")

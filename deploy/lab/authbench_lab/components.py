@@ -27,7 +27,6 @@ BINARIES = ("slapd", "slapadd", "memcached", "redis-server", "haproxy")
 MEMCACHED_MEMORY_MB = 64
 MEMCACHED_THREADS = 2
 SP_WORKERS = 1
-GRACEFUL_TIMEOUT = 3
 IDP_APP = "authbench_lab.idp.app:create_app()"
 SP_APP = "authbench_lab.sp.app:create_app()"
 IDP_HEALTH = "/idp/status"
@@ -118,7 +117,7 @@ def _gunicorn(config: cfg.LabConfig, name: str, port: int, workers: int, app: st
         "--threads", str(config.threads),
         "--worker-class", "gthread",
         "--preload",
-        "--graceful-timeout", str(GRACEFUL_TIMEOUT),
+        "--graceful-timeout", str(config.timing.graceful_stop_s),
         # gunicorn >= 25 opens a control socket in ~/.gunicorn shared by every instance; the lab's
         # nodes are managed by the supervisor, so none is needed.
         "--no-control-socket",
@@ -265,6 +264,7 @@ def node_config(config: cfg.LabConfig, backend: str, node: str) -> cfg.NodeConfi
         key_prefix=f"{backend}:",
         client_storage=config.client_storage,
         cookie_path=config.idp_cookie_path,
+        memcached_dead_retry=config.timing.memcached_dead_retry_s,
     )
 
 

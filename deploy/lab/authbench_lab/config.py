@@ -37,6 +37,24 @@ DEFAULT_WORKERS = 2  # gunicorn worker processes per IdP node
 DEFAULT_THREADS = 4  # threads per worker process
 DEFAULT_IDP_COOKIE_PATH = "/idp"  # where Shibboleth IdP puts its cookies; other IdPs use /, /realms/…
 
+
+@dataclass(frozen=True)
+class Timings:
+    """How quickly the lab notices a component's stop and return (`lab up --timings`, docs/lab.md)."""
+
+    graceful_stop_s: int  # gunicorn's --graceful-timeout: how long a stopping IdP node or SP finishes its requests
+    check_interval_ms: int  # HAProxy's health checks: a node is out after two failed ones, back after one good one
+    memcached_dead_retry_s: float  # how long an IdP node leaves a memcached that failed out of its ring
+
+
+# standard: what the measurements in docs/ were taken with. fast: the same behaviour in less wall time, for tests
+# and quick rehearsals; its shorter retries make an outage look shorter, so it is no setting to measure failover with.
+TIMINGS = {
+    "standard": Timings(graceful_stop_s=3, check_interval_ms=1000, memcached_dead_retry_s=5.0),
+    "fast": Timings(graceful_stop_s=1, check_interval_ms=200, memcached_dead_retry_s=1.0),
+}
+DEFAULT_TIMINGS = "standard"
+
 # Shared services sit at base + offset; cluster k (in BACKENDS order) at base + 100 * (k + 1) + offset.
 SHARED_PORT_OFFSETS = {
     "ldap": 1,
@@ -126,12 +144,17 @@ class LabConfig:
     extras: list[str] = field(default_factory=list)  # of EXTRAS, in that order
     privacyidea_cache: int = 0  # seconds privacyIDEA keeps resolved users (its UserCacheExpiration); 0 = off
     keycloak_design: str = DEFAULT_KEYCLOAK_DESIGN  # of KEYCLOAK_DESIGNS: the Keycloak cluster `--with keycloak` runs
+    timings: str = DEFAULT_TIMINGS  # of TIMINGS: how quickly stops and returns are noticed
     # Where a component is reached when it runs on another host (one container each under compose):
     # component name (a SHARED_PORT_OFFSETS or CLUSTER_PORT_OFFSETS key) -> host name; default `host`.
     hosts: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.run_dir = Path(self.run_dir).resolve()
+
+    @property
+    def timing(self) -> Timings:
+        return TIMINGS[self.timings]
 
     # -- ports ---------------------------------------------------------------------------------
     def shared_port(self, name: str) -> int:
@@ -265,6 +288,7 @@ class NodeConfig:
     client_storage: bool = True
     session_lifetime: int = 3600
     cookie_path: str = DEFAULT_IDP_COOKIE_PATH
+    memcached_dead_retry: float = TIMINGS[DEFAULT_TIMINGS].memcached_dead_retry_s
 
     def save(self, path: Path) -> None:
         path.write_text(json.dumps(asdict(self), indent=2))

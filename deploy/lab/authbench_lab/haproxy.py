@@ -25,7 +25,8 @@ TIMEOUTS = {
     "queue": "5s",
     "check": "2s",
 }
-CHECK = "check inter 1s fall 2 rise 1"
+CHECK = "check"  # how often, and after how many checks a server is out and back: `default-server` in render
+CHECK_FALL, CHECK_RISE = 2, 1
 IDP_HEALTH_PATH = "/idp/status"
 SP_HEALTH_PATH = "/Shibboleth.sso/Status"
 MONITOR_URI = "/healthz"
@@ -148,7 +149,8 @@ def render(config: cfg.LabConfig, pem: Path) -> str:
         "defaults",
         "    mode http",
         # a server whose name does not resolve yet (a container still starting) is down, not an error
-        "    default-server init-addr last,libc,none",
+        f"    default-server init-addr last,libc,none inter {config.timing.check_interval_ms}ms fall {CHECK_FALL} "
+        f"rise {CHECK_RISE}",
         "    option forwardfor",
         "    retries 2",
         *timeouts,

@@ -42,7 +42,7 @@ def _lab_up(args: argparse.Namespace) -> int:
         stickiness=args.stickiness, client_storage=not args.no_client_storage, workers=args.workers,
         threads=args.threads, idp_cookie_path=args.idp_cookie_path, public_host=args.public_host or "",
         listen=args.listen or "", extras=extras, privacyidea_cache=_cache_seconds(args.privacyidea_cache),
-        keycloak_design=args.keycloak_design or config.DEFAULT_KEYCLOAK_DESIGN,
+        keycloak_design=args.keycloak_design or config.DEFAULT_KEYCLOAK_DESIGN, timings=args.timings,
     )
     result = lab_call(lab.up, lab_config)
     seed = result["seed"]
@@ -209,6 +209,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     up.add_argument("--keycloak-design", choices=config.KEYCLOAK_DESIGNS,
                     help="which Keycloak cluster --with keycloak runs, as lab:keycloak-DESIGN (default "
                     f"{config.DEFAULT_KEYCLOAK_DESIGN}; docs/keycloak.md)")
+    up.add_argument("--timings", choices=config.TIMINGS, default=config.DEFAULT_TIMINGS,
+                    help="how quickly stops and returns are noticed: standard (default, what docs/ measured) or fast "
+                    "(1 s graceful stops, HAProxy checks every 200 ms, memcached retried after 1 s: for tests and "
+                    "rehearsals, not for measuring failover; docs/lab.md)")
     up.add_argument("--privacyidea-cache", default="off", metavar="SECONDS|off",
                     help="how long privacyIDEA keeps resolved users in its user cache (default off)")
     up.set_defaults(handler=_lab_up)

@@ -37,7 +37,6 @@ REPLICA_WAIT_MS = 200  # how long a write waits for the replica's acknowledgemen
 REPLICAS_REQUIRED = 1
 MEMCACHED_CONNECT_TIMEOUT = 0.5
 MEMCACHED_TIMEOUT = 1.0
-MEMCACHED_DEAD_RETRY = 5.0  # seconds a memcached marked dead stays out of the ring, then is tried again
 PURGE_EVERY = 500  # SQLite: purge expired rows about once per this many writes
 SQLITE_BUSY_MS = 5000
 
@@ -173,8 +172,8 @@ class ReconnectingHashClient(HashClient):
 
     def _retry_dead(self) -> None:
         # pymemcache looks at its dead servers at most once per dead_timeout, so a server could stay out of the
-        # ring for almost twice that; looking every time brings each back exactly MEMCACHED_DEAD_RETRY after
-        # it was marked dead, which is what failover analyses and tests can rely on.
+        # ring for almost twice that; looking every time brings each back exactly dead_timeout (the lab's
+        # timings) after it was marked dead, which is what failover analyses and tests can rely on.
         self._last_dead_check_time = 0.0
         super()._retry_dead()
 
@@ -192,11 +191,11 @@ class ShardedMemcachedStore:
 
     name = "memcached-sharded"
 
-    def __init__(self, servers: list[str], prefix: str) -> None:
+    def __init__(self, servers: list[str], prefix: str, dead_retry: float) -> None:
         addresses = [(host, int(port)) for host, port in (s.rsplit(":", 1) for s in servers)]
         self._client = ReconnectingHashClient(
             addresses, use_pooling=True, connect_timeout=MEMCACHED_CONNECT_TIMEOUT, timeout=MEMCACHED_TIMEOUT,
-            retry_attempts=1, retry_timeout=1, dead_timeout=MEMCACHED_DEAD_RETRY, ignore_exc=True, no_delay=True,
+            retry_attempts=1, retry_timeout=1, dead_timeout=dead_retry, ignore_exc=True, no_delay=True,
         )
         self._prefix = prefix
 
@@ -260,7 +259,7 @@ def stores_for(config: NodeConfig) -> tuple[Store, Store | None]:
         return (ReplicatedRedisStore(config.redis_primary, prefix + "conv:"),
                 ReplicatedRedisStore(config.redis_primary, prefix + "sess:"))
     if backend == "memcached":
-        return local, ShardedMemcachedStore(config.memcached, prefix + "sess:")
+        return local, ShardedMemcachedStore(config.memcached, prefix + "sess:", config.memcached_dead_retry)
     if backend == "repcached":
         prefer = 0 if config.node == "a" else 1
         return local, ReplicatedMemcachedStore(config.memcached, prefix + "sess:", prefer)
