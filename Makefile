@@ -10,10 +10,17 @@ STAMP := $(VENV)/.installed
 setup: $(STAMP)
 	@deploy/setup-system.sh
 
-# deploy/k8s/tools.sh: helm, kubeconform and the Kubernetes schemas the chart's tests use, built once into
-# /opt/authbench-cache (AUTHBENCH_TOOLS_CACHE), outside the clone. Only the tests need them, not the demo.
+# deploy/k8s/tools.sh: helm, kubeconform and the Kubernetes schemas the chart's tests use, and the tests' OpenID
+# Provider, built once into /opt/authbench-cache (AUTHBENCH_TOOLS_CACHE), outside the clone. Only `make test` needs
+# them, not the demo; test-compose and test-k8s build their own tools.
 tools: setup
-	@deploy/k8s/tools.sh static >/dev/null
+	@deploy/k8s/tools.sh test >/dev/null
+
+# Every pytest run prints its 15 slowest tests, so a test that grows is seen at the landing that grew it.
+PYTEST := $(BIN)/pytest -q --durations=15
+# `make test` on two pytest-xdist workers, each with its own labs and ports, whole files per worker
+# (tests/conftest.py; docs/development.md). TEST_WORKERS=0 runs it in one process.
+TEST_WORKERS ?= 2
 
 $(STAMP): requirements.txt pyproject.toml
 	@deploy/setup-system.sh
@@ -26,19 +33,19 @@ lint: setup
 	$(BIN)/ruff check lib deploy tests bench locustfiles
 
 test: lint tools
-	$(BIN)/pytest -q -m "not browser"
+	$(PYTEST) -m "not browser" $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS))
 
 # The web UI and the report in Debian's headless Chromium (Playwright): runs started from the form, the verdict
 # panel live and in the report, the timeline, print to PDF. Against the same session lab as `make test`.
-test-browser: tools
-	$(BIN)/pytest -q -m browser
+test-browser: setup
+	$(PYTEST) -m browser
 
 # The chart on a real single-node Kubernetes cluster on this machine (root; the Kubernetes binaries are
 # built once, ~25 min cold, into the same cache): images, helm install with the in-cluster lab, a pass and
 # a fail verdict, results read back, full teardown. See docs/kubernetes.md.
-test-k8s: tools
+test-k8s: setup
 	@deploy/k8s/tools.sh cluster >/dev/null
-	AUTHBENCH_K8S=1 $(BIN)/pytest -q tests/k8s
+	AUTHBENCH_K8S=1 $(PYTEST) tests/k8s
 
 # Java 17 from Debian when missing (Keycloak 26.7 runs on it); Keycloak itself comes from Maven Central on first use.
 java: setup
@@ -48,14 +55,14 @@ java: setup
 # Real Keycloak in the lab (docs/keycloak.md): Keycloak from Maven Central once into /opt/authbench-cache
 # (AUTHBENCH_TOOLS_CACHE), two nodes, SSO through its SP, a node stop, full teardown.
 test-keycloak: java
-	AUTHBENCH_KEYCLOAK=1 $(BIN)/pytest -q -s tests/keycloak
+	AUTHBENCH_KEYCLOAK=1 $(PYTEST) -s tests/keycloak
 
-# compose.yaml's default profile for real (root; Docker from Debian): images from a Debian base, `docker
-# compose up` with two workers for two backends, the cluster checks and a pattern, full teardown.
-# See docs/compose.md.
-test-compose: tools
+# compose.yaml checked offline by Compose for every profile, then its default and keycloak profiles for real (root;
+# Docker from Debian): images from a Debian base, `docker compose up` with two workers for two backends, the cluster
+# checks and a pattern, full teardown. See docs/compose.md.
+test-compose: setup
 	@deploy/k8s/tools.sh docker >/dev/null
-	AUTHBENCH_COMPOSE=1 $(BIN)/pytest -q tests/compose
+	AUTHBENCH_COMPOSE=1 $(PYTEST) tests/compose
 
 DEMO_BACKENDS := terracotta,memcached,repcached,stateless,local
 DEMO_PATTERN := 2x50,10x20

@@ -29,8 +29,8 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "authbench setup: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -q >/dev/null
+apt-get -o DPkg::Lock::Timeout=600 update -q >/dev/null  # another apt (tools.sh beside it in CI) may hold the lock
 # policy-rc.d 101: keep the packages' own system services from starting; the lab runs its own.
 trap 'rm -f /usr/sbin/policy-rc.d' EXIT
 printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
-apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends "${missing[@]}" >/dev/null

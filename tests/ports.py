@@ -2,13 +2,23 @@
 
 AUTHBENCH_TEST_PORT_SHIFT moves them all at once, so two checkouts can run their tests side by side
 (a lab spans base .. base+612; keep shifted ranges below the ephemeral ports, 32768).
+
+Under pytest-xdist every worker (gw0, gw1, …) gets its own copy of the whole plan, WORKER_SPAN lower than the
+previous worker's, so each has its own labs and no two workers ever share a port.
 """
 
 from __future__ import annotations
 
 import os
 
-SHIFT = int(os.environ.get("AUTHBENCH_TEST_PORT_SHIFT", "0"))
+# The plan below spans 26790 .. 32062 (Keycloak's lab at the top, only in `make test-keycloak`).
+WORKER_SPAN = 5300
+MAX_WORKERS = 2  # gw0 from 26790, gw1 from 21490; a third would reach the developer's own lab at 17000
+WORKER = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+WORKER_INDEX = int(WORKER.removeprefix("gw") or 0)
+if WORKER_INDEX >= MAX_WORKERS:
+    raise RuntimeError(f"tests/ports.py plans ports for {MAX_WORKERS} pytest-xdist workers; run with -n 2 or fewer")
+SHIFT = int(os.environ.get("AUTHBENCH_TEST_PORT_SHIFT", "0")) - WORKER_INDEX * WORKER_SPAN
 
 SESSION = 27000 + SHIFT  # the one all-backends lab of the test session (conftest)
 SMALL = 28000 + SHIFT  # supervisor tests: a lab of their own
@@ -16,6 +26,7 @@ IDLE = 29000 + SHIFT  # CLI runs that must fail before starting anything
 VARIANT = 31000 + SHIFT  # lab variants (stickiness, no client storage)
 PROMETHEUS = 26900 + SHIFT  # a real Prometheus for the campaign's server-side queries
 WEB = 30600 + SHIFT  # `authbench web` in the web UI's tests (a few ports from here)
+LOCUST_WEB = 30650 + SHIFT  # Locust's own web UI serving /metrics (tests/test_metrics.py)
 DISTRIBUTED = 26800 + SHIFT  # Locust masters and /metrics of the distributed tests (26810-26839)
 LDAP_FAULT = 30000 + SHIFT  # authrate while slapd stops and starts: a small lab of its own
 PYSAML2_SHARED = 27700 + SHIFT  # HAProxy over the pysaml2 IdP cluster that shares SSO sessions (tests/journeys)

@@ -18,10 +18,10 @@ from authbench.metrics import MetricsError, attach_metrics
 from authbench.patterns import parse_plan
 from authbench.runner import create_environment
 
-from ports import DISTRIBUTED
+from ports import DISTRIBUTED, LOCUST_WEB
 
 METRICS_PORT = DISTRIBUTED + 30  # this file's ports: +30..+39
-WEB_PORT = 15631
+WEB_PORT = LOCUST_WEB
 
 
 def scrape(url: str) -> dict[str, float]:

@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# Builds the Kubernetes tooling the chart's tests need, once, into a cache outside the clone
-# (no binary downloads are possible here: everything comes from the Go module proxy, PyPI and Debian).
-#   tools.sh static   helm, kubeconform, offline Kubernetes JSON schemas, docker compose and panva's oidc-provider
-#                     from npm, the OpenID Provider of tests/oidc (for `make test`)
-#   tools.sh docker   the above plus Docker and mmdebstrap from Debian (for `make test-compose`)
-#   tools.sh cluster  the above plus etcd, the Kubernetes binaries, CoreDNS, a pause binary and the
+# Builds the tools each test target needs, once, into a cache outside the clone (no binary downloads are possible
+# here: everything comes from the Go module proxy, npm, PyPI and Debian). Each target builds only what it uses:
+#   tools.sh test     helm, kubeconform and offline Kubernetes JSON schemas (the chart's tests) and panva's
+#                     oidc-provider from npm, the OpenID Provider of tests/oidc (for `make test`)
+#   tools.sh docker   docker compose, and Docker and mmdebstrap from Debian (for `make test-compose`)
+#   tools.sh cluster  helm, Docker and mmdebstrap, etcd, the Kubernetes binaries, CoreDNS, a pause binary and the
 #                     Debian packages a local cluster needs (for `make test-k8s`)
 # Every step is skipped when its result is already in the cache, so a warm run takes seconds.
 # Prints the cache's bin directory on its last line.
 set -euo pipefail
 
-MODE=${1:-static}
+MODE=${1:-test}
+case "$MODE" in test|docker|cluster) ;; *) echo "usage: tools.sh test|docker|cluster" >&2; exit 2 ;; esac
 CACHE=${AUTHBENCH_TOOLS_CACHE:-/opt/authbench-cache}
 HELM_VERSION=v3.22.0
 KUBECONFORM_VERSION=v0.8.0
@@ -45,24 +46,24 @@ if ! command -v go >/dev/null; then
   say "no Go toolchain on PATH: install Go 1.26 (it builds helm and kubeconform from the Go module proxy)"; exit 2
 fi
 
-if [ ! -x "$BIN/helm" ]; then
+if [ "$MODE" != docker ] && [ ! -x "$BIN/helm" ]; then
   say "building helm $HELM_VERSION (about 4 minutes, once)"
   GOBIN=$BIN nice -n 10 go install -trimpath \
     -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION" "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
 fi
-if [ ! -x "$BIN/kubeconform" ]; then
+if [ "$MODE" = test ] && [ ! -x "$BIN/kubeconform" ]; then
   say "building kubeconform $KUBECONFORM_VERSION"
   GOBIN=$BIN nice -n 10 go install -trimpath -ldflags "-s -w" "github.com/yannh/kubeconform/cmd/kubeconform@$KUBECONFORM_VERSION"
 fi
 SCHEMAS=$CACHE/schemas/v$SCHEMA_VERSION-standalone-strict
-if [ ! -d "$SCHEMAS" ]; then
+if [ "$MODE" = test ] && [ ! -d "$SCHEMAS" ]; then
   say "Kubernetes $SCHEMA_VERSION JSON schemas from kubernetes-validate (made self-contained)"
   [ -x "$CACHE/venv/bin/python" ] || python3 -m venv "$CACHE/venv"
   "$CACHE/venv/bin/pip" install -q --disable-pip-version-check "kubernetes-validate==$KUBERNETES_VALIDATE_VERSION"
   "$CACHE/venv/bin/python" "$(dirname "$0")/standalone_schemas.py" "$CACHE/schemas" "$SCHEMA_VERSION"
 fi
 
-if [ ! -x "$BIN/docker-compose" ]; then
+if [ "$MODE" = docker ] && [ ! -x "$BIN/docker-compose" ]; then
   # a wrapper module: compose's own go.mod has `exclude` directives, which `go install pkg@version` refuses
   say "building docker compose $COMPOSE_VERSION (about 2 minutes, once)"
   mkdir -p "$CACHE/src/compose"; cd "$CACHE/src/compose"
@@ -73,12 +74,13 @@ if [ ! -x "$BIN/docker-compose" ]; then
     -o "$BIN/docker-compose" github.com/docker/compose/v5/cmd
   cd - >/dev/null
 fi
-if [ "$(readlink "$CLI_PLUGINS/docker-compose" 2>/dev/null)" != "$BIN/docker-compose" ] && [ "$(id -u)" -eq 0 ]; then
+if [ -x "$BIN/docker-compose" ] && [ "$(readlink "$CLI_PLUGINS/docker-compose" 2>/dev/null)" != "$BIN/docker-compose" ] \
+   && [ "$(id -u)" -eq 0 ]; then
   mkdir -p "$CLI_PLUGINS" && ln -sf "$BIN/docker-compose" "$CLI_PLUGINS/docker-compose"
 fi
 
 OIDC_PROVIDER=$CACHE/npm/oidc-provider-$OIDC_PROVIDER_VERSION
-if [ ! -f "$OIDC_PROVIDER/node_modules/oidc-provider/lib/index.js" ]; then
+if [ "$MODE" = test ] && [ ! -f "$OIDC_PROVIDER/node_modules/oidc-provider/lib/index.js" ]; then
   command -v npm >/dev/null || { say "no npm on PATH: install Node.js 20 or later with npm (Debian: apt-get install npm)"; exit 2; }
   say "oidc-provider $OIDC_PROVIDER_VERSION from npm (the tests' OpenID Provider)"
   mkdir -p "$OIDC_PROVIDER" && echo '{"private": true}' > "$OIDC_PROVIDER/package.json"
@@ -92,10 +94,11 @@ if [ "$MODE" = docker ] || [ "$MODE" = cluster ]; then
   if [ ${#missing[@]} -gt 0 ]; then
     say "installing Debian packages: ${missing[*]}"
     [ "$(id -u)" -eq 0 ] || { say "run as root, or: sudo apt-get install ${missing[*]}"; exit 2; }
-    apt-get update -q >/dev/null
+    apt=(apt-get -o DPkg::Lock::Timeout=600)   # another apt (make setup, beside it in CI) may hold the lock
+    "${apt[@]}" update -q >/dev/null
     trap 'rm -f /usr/sbin/policy-rc.d' EXIT   # keep docker/containerd from starting as system services
     printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+    DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y -q --no-install-recommends "${missing[@]}" >/dev/null
   fi
 fi
 if [ "$MODE" = cluster ]; then

@@ -158,7 +158,7 @@ def test_bad_arguments_exit_89_with_one_line(lab, capsys, args, message):
 def own_lab(tmp_path_factory: pytest.TempPathFactory):
     """A lab whose slapd this file may stop and start."""
     config = LabConfig(run_dir=tmp_path_factory.mktemp("authrate-lab"), base_port=LDAP_FAULT, backends=["local"],
-                       users=200, workers=1, threads=1)
+                       users=200, workers=1, threads=1, timings="fast")
     try:
         lab_api.up(config)
         yield config

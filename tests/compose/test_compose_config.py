@@ -17,14 +17,14 @@ from authbench_lab.config import BACKENDS, KEYCLOAK_DESIGNS, STICKINESS
 
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = Path(os.environ.get("AUTHBENCH_TOOLS_CACHE", "/opt/authbench-cache"))
-COMPOSE = CACHE / "bin" / "docker-compose"  # built by deploy/k8s/tools.sh (make tools)
+COMPOSE = CACHE / "bin" / "docker-compose"  # built by `deploy/k8s/tools.sh docker` (make test-compose)
 PROFILES = ((), ("web",), ("shibboleth",), ("keycloak",))
 AUTHBENCH_SERVICES = ("master", "worker", "web")
 TIMEOUT = 60
 SHIB_DIR = ROOT / "deploy" / "compose" / "shibboleth-idp"
 STORAGES = ("client", "memcached", "jdbc")
 
-needs_compose = pytest.mark.skipif(not COMPOSE.exists(), reason="docker compose not built: run 'make tools'")
+needs_compose = pytest.mark.skipif(not COMPOSE.exists(), reason="docker compose not built: run 'make test-compose'")
 
 
 def config(*args: str, **env: str) -> subprocess.CompletedProcess:

@@ -1,7 +1,7 @@
 """The Helm chart, offline: `helm lint --strict`, `helm template` over a matrix of values, and every rendered
 object validated strictly against the Kubernetes API's JSON schemas (kubeconform, no network).
 
-helm, kubeconform and the schemas are built by `make setup` (deploy/k8s/tools.sh) into a cache outside the clone.
+helm, kubeconform and the schemas are built by `make tools` (deploy/k8s/tools.sh) into a cache outside the clone.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ CRD_KINDS = ("ServiceMonitor",)
 
 def tool(path: Path) -> str:
     if not path.exists():
-        pytest.fail(f"{path} is missing: run 'make setup' (deploy/k8s/tools.sh builds it)")
+        pytest.fail(f"{path} is missing: run 'make tools' (deploy/k8s/tools.sh builds it)")
     return str(path)
 
 

@@ -43,7 +43,7 @@ def assert_usage_error(result: subprocess.CompletedProcess, *fragments: str) -> 
 @pytest.fixture(scope="module")
 def small_lab(tmp_path_factory: pytest.TempPathFactory):
     """A lab of its own (one cluster, one worker per node) that these tests may stop and restart."""
-    config = LabConfig(run_dir=tmp_path_factory.mktemp("small-lab"), base_port=SMALL_BASE_PORT,
+    config = LabConfig(timings="fast", run_dir=tmp_path_factory.mktemp("small-lab"), base_port=SMALL_BASE_PORT,
                        backends=["local"], users=20, workers=1, threads=2)
     try:
         lab_api.up(config)

@@ -23,7 +23,7 @@ LOGINS = 6
 
 @pytest.fixture(scope="module")
 def variant_lab(tmp_path_factory):
-    config = LabConfig(run_dir=tmp_path_factory.mktemp("variant-lab"), base_port=VARIANT_BASE_PORT,
+    config = LabConfig(timings="fast", run_dir=tmp_path_factory.mktemp("variant-lab"), base_port=VARIANT_BASE_PORT,
                        backends=["terracotta", "local"], users=20, stickiness="none", client_storage=False,
                        idp_cookie_path="/", workers=1, threads=2)
     try:

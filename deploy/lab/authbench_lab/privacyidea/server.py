@@ -2,14 +2,16 @@
 
 Its pins (requirements.txt beside this file) never touch authbench's environment. The venv is kept
 (`AUTHBENCH_PRIVACYIDEA_VENV` may put it outside the run directory, as the tests do, so a second
-session does not install again). The lab writes privacyIDEA's config (SQLite database, encryption
-key, audit signing keys, log) and, for every seeded user, a SPASS, an HOTP and a TOTP token whose
-secrets it generates and keeps in a file only the lab and the load generator read (never printed).
+session does not install again; one lab at a time installs it). The lab writes privacyIDEA's config
+(SQLite database, encryption key, audit signing keys, log) and, for every seeded user, a SPASS, an HOTP
+and a TOTP token whose secrets it generates and keeps in a file only the lab and the load generator read
+(never printed).
 The realm's LDAP resolver searches the lab's slapd as the IdPs' service account.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -68,12 +70,19 @@ def pins_hash() -> str:
 
 
 def ensure_venv(config: cfg.LabConfig) -> Path:
-    """The venv with the pinned privacyIDEA; installed only when missing or its pins changed."""
+    """The venv with the pinned privacyIDEA; installed only when missing or its pins changed, by one lab at a time
+    (two test workers or checkouts sharing a venv outside their run directories wait for each other)."""
     venv = venv_dir(config)
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    with open(venv.parent / f".{venv.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _install_venv(config, venv)
+
+
+def _install_venv(config: cfg.LabConfig, venv: Path) -> Path:
     stamp = venv / ".authbench-pins"
     if stamp.is_file() and stamp.read_text() == pins_hash() and (venv / "bin" / "gunicorn").is_file():
         return venv
-    venv.parent.mkdir(parents=True, exist_ok=True)
     log = root(config) / "install.log"
     steps = [[sys.executable, "-m", "venv", "--clear", str(venv)],
              [str(venv / "bin" / "pip"), "install", "--disable-pip-version-check", "-q", "-r", str(REQUIREMENTS)]]
