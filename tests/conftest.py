@@ -110,6 +110,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         shuffle(order)
         for members in groups.values():
             shuffle(members)
+            members.sort(key=lambda item: item.get_closest_marker("runs_last") is not None)
     else:
         # stable: the rest keep their collection order
         order.sort(key=lambda group: SLOW_FIRST.index(group) if group in SLOW_FIRST else len(SLOW_FIRST))

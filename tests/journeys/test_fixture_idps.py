@@ -179,6 +179,7 @@ def test_walk_without_gevent_in_plain_threads(server):
     assert done.stdout.strip() == "ok", done.stderr
 
 
+@pytest.mark.runs_last
 def test_every_fixture_was_walked(server):
     """Runs last in this module: every page under fixtures/ was served to the walk at least once."""
     fixtures = {(path.parent.name, path.stem) for path in FIXTURES.glob("*/*.html")}
