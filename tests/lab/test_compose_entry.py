@@ -97,7 +97,11 @@ def test_the_public_volume_holds_the_ca_and_urls_only(made):
 
 
 def test_a_second_init_keeps_keys_and_the_ldap_seed(made, tmp_path):
-    config, public = made
+    """On a copy of the module's folders: the other tests keep them as the first init made them."""
+    first, first_public = made
+    shutil.copytree(first.run_dir, tmp_path / "lab", symlinks=True)
+    public = shutil.copytree(first_public, tmp_path / "public", symlinks=True)
+    config = compose.make_config("memcached", "session", USERS, tmp_path / "lab")
     sealer = (config.cluster_dir("memcached") / "sealer.key").read_bytes()
     sp_key = (shibsp.sp_dir(config) / "signing.key").read_bytes()
     seeded = compose.init(compose.make_config("memcached", "none", USERS, config.run_dir), public)

@@ -41,15 +41,22 @@ def assert_usage_error(result: subprocess.CompletedProcess, *fragments: str) -> 
 
 
 @pytest.fixture(scope="module")
-def small_lab(tmp_path_factory: pytest.TempPathFactory):
-    """A lab of its own (one cluster, one worker per node) that these tests may stop and restart."""
+def small_lab_config(tmp_path_factory: pytest.TempPathFactory):
+    """A lab of its own (one cluster, one worker per node) that these tests may stop, restart and take down."""
     config = LabConfig(timings="fast", run_dir=tmp_path_factory.mktemp("small-lab"), base_port=SMALL_BASE_PORT,
                        backends=["local"], users=20, workers=1, threads=2)
     try:
-        lab_api.up(config)
         yield config
     finally:
         lab_api.down(config.run_dir)
+
+
+@pytest.fixture
+def small_lab(small_lab_config: LabConfig) -> LabConfig:
+    """The small lab, whole, whatever ran before (a test here takes it down and purges it): `up` starts what is
+    not running and restarts nothing that is."""
+    lab_api.up(small_lab_config)
+    return small_lab_config
 
 
 def pids(run_dir: Path) -> dict[str, int | None]:
