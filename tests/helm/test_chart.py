@@ -241,6 +241,12 @@ def test_web_mode_needs_a_login_secret():
     allowed = [args[i + 1] for i, a in enumerate(args) if a == "--web-allowed-host"]
     assert allowed == ["bench-authbench-web", "bench-authbench-web.load", "bench-authbench-web.load.svc",
                        "bench-authbench-web.load.svc.cluster.local", "authbench.example.org"]
+    # plans load loopback, the in-cluster lab, `target`'s host and web.allowTargets, nothing else (docs/web.md)
+    _, objects = render([*MATRIX["web"], "--set", "lab.enabled=true", "--set", "target=https://sp.example.org:8443/x",
+                         "--set", "web.allowTargets={idp.example.org}"])
+    args = container_args(find(objects, "Deployment", "-web"))
+    assert [args[i + 1] for i, a in enumerate(args) if a == "--allow-target"] == [
+        "idp.example.org", "bench-authbench-lab", "sp.example.org"]
 
 
 def test_monitoring_scrapes_the_master_and_ships_the_dashboard():

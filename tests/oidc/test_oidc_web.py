@@ -1,6 +1,7 @@
 """The web UI starts an OIDC plan (Flask's test client, the real app, panva's oidc-provider): the form's OIDC
-fields are `authbench run`'s options, the client secret comes from a file on the server, never from the form,
-and neither the page's answers nor the run folder hold it. Here, not in tests/web, for the provider fixture."""
+fields are `authbench run`'s options, the client secret is typed into the form and kept in memory, never a file the
+form names, and neither the page's answers nor the run folder hold it. Here, not in tests/web, for the provider
+fixture."""
 
 from __future__ import annotations
 
@@ -18,16 +19,20 @@ def test_the_web_ui_starts_an_oidc_plan_with_a_grant(op, tmp_path, monkeypatch):
     monkeypatch.delenv("AUTHBENCH_CLIENT_SECRET", raising=False)
     secret_file = tmp_path / "client-secret"
     secret_file.write_text(op.secret + "\n")
-    args = build_parser().parse_args(["web", "--web-port", str(WEB + 2), "--results", str(tmp_path / "results")])
+    args = build_parser().parse_args(["web", "--web-port", str(WEB + 2), "--results", str(tmp_path / "results"),
+                                      "--files-dir", str(tmp_path)])
     environment, web_ui, launcher, _ = build(args, {})
     client = web_ui.app.test_client()
     form = {"target": op.target, "pattern": "2x3", "warmup": "0", "accounts_template": "user{000..009}",
-            "client_id": "rp-basic", "client_secret_file": str(secret_file), "grant": "introspection",
+            "client_id": "rp-basic", "client_secret": op.secret, "grant": "introspection",
             "scope": "openid", "redirect_uri": op.redirect_uri}
     try:
-        bad = client.post("/authbench/api/start", json={**form, "client_secret_file": str(tmp_path / "none")})
-        assert bad.status_code == 400 and "cannot read Client secret file" in bad.get_json()["message"]
-        public = client.post("/authbench/api/start", json={**form, "client_secret_file": "", "grant": "logout",
+        named = client.post("/authbench/api/start", json={**form, "client_secret": "",
+                                                          "client_secret_file": secret_file.name})
+        assert named.status_code == 400 and "has no field 'client_secret_file'" in named.get_json()["message"]
+        saml = client.post("/authbench/api/start", json={**form, "target": "lab:local"})
+        assert saml.status_code == 400 and "Client secret is for an OpenID Connect target" in saml.get_json()["message"]
+        public = client.post("/authbench/api/start", json={**form, "client_secret": "", "grant": "logout",
                                                            "client_id": ""})
         assert public.status_code == 400 and "needs Client ID" in public.get_json()["message"]
         answer = client.post("/authbench/api/start", json=form)

@@ -25,14 +25,16 @@ def get(url: str) -> bytes:
 
 
 @contextmanager
-def web_ui(lab_dir: Path, results: Path, port: int, log_path: Path) -> Iterator[str]:
-    """`authbench web` on 127.0.0.1:`port` over `results`, the lab at `lab_dir`; yields its base URL. The log must
-    hold no traceback when it ends."""
+def web_ui(lab_dir: Path, results: Path, port: int, log_path: Path,
+           files_dir: Path | None = None) -> Iterator[str]:
+    """`authbench web` on 127.0.0.1:`port` over `results`, the lab at `lab_dir` (and `--files-dir files_dir`); yields
+    its base URL. The log must hold no traceback when it ends."""
     env = {**os.environ, "AUTHBENCH_LAB_DIR": str(lab_dir)}
     env.pop("AUTHBENCH_WEB_AUTH", None)
+    files = ["--files-dir", str(files_dir)] if files_dir else []
     with log_path.open("w") as log:
         process = subprocess.Popen([sys.executable, "-m", "authbench", "web", "--web-port", str(port),
-                                    "--results", str(results)], env=env, stdout=log, stderr=subprocess.STDOUT)
+                                    "--results", str(results), *files], env=env, stdout=log, stderr=subprocess.STDOUT)
         base = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + START_LIMIT
         try:

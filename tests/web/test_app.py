@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
+import shutil
 import time
 from pathlib import Path
 
@@ -135,7 +136,8 @@ def test_no_page_can_be_framed_by_another_site(tmp_path):
     ({"target": "lab:stateless", "pattern": "2x5", "repeat": "two"}, "repetitions 'two'"),
     ({"target": "", "pattern": "2x5"}, "give a target"),
     ({"target": "lab:nope", "pattern": "2x5"}, "has no 'nope' cluster"),
-    ({"target": "ftp://x/", "pattern": "2x5"}, "is not an http(s) URL"),
+    ({"target": "ftp://127.0.0.1/", "pattern": "2x5"}, "is not an http(s) URL"),
+    ({"target": "https://idp.invalid/", "pattern": "2x5"}, "is not allowed here"),
 ])
 def test_bad_form_is_one_line(lab_env, tmp_path, form, message):
     environment, web_ui, _, _ = _build(tmp_path)
@@ -347,11 +349,14 @@ def test_a_url_target_with_uploaded_accounts_and_a_ca_bundle(lab_env, tmp_path):
     import tempfile
     from pathlib import Path
 
-    environment, web_ui, launcher, _ = _build(tmp_path)
+    files = tmp_path / "files"
+    files.mkdir()
+    shutil.copy(lab_env.ca_cert, files / "lab-ca.pem")
+    environment, web_ui, launcher, _ = _build(tmp_path, "--files-dir", str(files))
     client = web_ui.app.test_client()
     before = set(Path(tempfile.gettempdir()).glob("authbench-accounts-*"))
     csv = "user,password\nuser001,pw-user001\nuser002,Uploaded-Wr0ng\nuser003,pw-user003\n"
-    form = {"target": lab_env.sp_url("local") + "/secure/", "pattern": "1x4", "ca_bundle": str(lab_env.ca_cert),
+    form = {"target": lab_env.sp_url("local") + "/secure/", "pattern": "1x4", "ca_bundle": "lab-ca.pem",
             "accounts_csv_text": csv}
     answer = client.post("/authbench/api/start", json=form)
     assert answer.status_code == 200, answer.get_json()
@@ -364,9 +369,8 @@ def test_a_url_target_with_uploaded_accounts_and_a_ca_bundle(lab_env, tmp_path):
     written = "".join(p.read_text(errors="replace") for p in run_dir.rglob("*") if p.is_file())
     assert "Uploaded-Wr0ng" not in written and "pw-user00" not in written
     assert set(Path(tempfile.gettempdir()).glob("authbench-accounts-*")) == before  # the upload is gone
-    bad = client.post("/authbench/api/start", json={**form, "ca_bundle": "/nonexistent/ca.pem"})
-    assert bad.status_code == 400 and "CA bundle '/nonexistent/ca.pem' is not a readable file" in bad.get_json()[
-        "message"]
+    bad = client.post("/authbench/api/start", json={**form, "ca_bundle": "none.pem"})
+    assert bad.status_code == 400 and "CA bundle 'none.pem': no such file in --files-dir" in bad.get_json()["message"]
     environment.runner.quit()
 
 

@@ -5,6 +5,7 @@ step by step with its progress, a failed preflight's trail and the links a finis
 from __future__ import annotations
 
 import json
+import shutil
 import time
 
 import gevent
@@ -144,8 +145,10 @@ def test_a_levels_run_fills_the_levels_table_live(lab_env, tmp_path):
 
 
 def test_a_failed_preflight_shows_its_trail(lab_env, tmp_path):
-    environment, web_ui, launcher, _ = _build(tmp_path)
-    form = {"target": lab_env.sp_url("local") + "/secure/", "pattern": "1x1", "ca_bundle": str(lab_env.ca_cert),
+    (tmp_path / "files").mkdir()
+    shutil.copy(lab_env.ca_cert, tmp_path / "files" / "lab-ca.pem")
+    environment, web_ui, launcher, _ = _build(tmp_path, "--files-dir", str(tmp_path / "files"))
+    form = {"target": lab_env.sp_url("local") + "/secure/", "pattern": "1x1", "ca_bundle": "lab-ca.pem",
             "accounts_template": "user{000..009}", "password_rule": "Wrong-{user}-1"}
     answer = web_ui.app.test_client().post("/authbench/api/start", json=form)
     body = answer.get_json()

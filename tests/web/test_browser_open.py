@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import time
 
 import pytest
@@ -34,7 +35,9 @@ NEGATIVE = re.compile(r"(?<!\w)-\d")  # "about -1h -1m left" (a run id's "202611
 @pytest.fixture
 def web(lab, tmp_path):
     results = tmp_path / "results"
-    with web_ui(lab.run_dir, results, PORT, tmp_path / "web.log") as base:
+    (tmp_path / "files").mkdir()
+    shutil.copy(lab.ca_cert, tmp_path / "files" / "lab-ca.pem")  # the form names it: --files-dir
+    with web_ui(lab.run_dir, results, PORT, tmp_path / "web.log", tmp_path / "files") as base:
         yield base, results
 
 
@@ -60,7 +63,7 @@ def test_a_bounded_capacity_search_from_the_form(web, lab, tmp_path):
         page.click("details.accounts summary")
         page.fill("#accounts_template", "user{000..009}")
         page.fill("#password_rule", "Wrong-{user}-1")
-        page.fill("#ca_bundle", str(lab.ca_cert))
+        page.fill("#ca_bundle", "lab-ca.pem")
         page.click("#start")
         expect(page.locator("#form-error")).to_contain_text("preflight login as user000 failed")
         expect(page.locator("#form-trail")).to_contain_text("[IdP login POST]")

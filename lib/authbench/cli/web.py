@@ -38,6 +38,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     web.add_argument("--run-options", default="",
                      help="further `authbench run` options for runs started here, e.g. "
                      "'--ca-bundle ca.pem --accounts-csv accounts.csv' (never a password)")
+    web.add_argument("--files-dir", action="append", default=[], metavar="DIR",
+                     help="a folder whose files the form may name (CA bundles), by bare name; without it the form "
+                     "names no file (repeatable)")
+    web.add_argument("--allow-target", action="append", default=[], metavar="HOST",
+                     help="a host the form may load besides the lab and loopback (repeatable, or a comma list)")
     web.add_argument("--allow-fault-commands", action="store_true",
                      help="let the form's fault plan hold run=COMMAND items: anyone who can start a plan here "
                      "(on loopback: any local user) then runs any program as this process's user "
@@ -48,6 +53,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def build(args: argparse.Namespace, environ: dict[str, str]):
     """Check the options and make the environment, Locust's web UI (not yet serving: no port taken) and our routes."""
     from ..web import auth, server
+    from . import web_policy
     from .web_form import form_plan, form_preparer
 
     if not 0 < args.web_port < 65536:
@@ -63,7 +69,8 @@ def build(args: argparse.Namespace, environ: dict[str, str]):
         own_journey += f"--user-class {shlex.quote(args.user_class)} "
     # lab:NAME targets of the form, and the journey of -f for every run started here
     run_options = f"--lab-dir {shlex.quote(args.lab_dir)} {own_journey}{args.run_options}"
-    prepare = form_preparer(run_options, args.allow_fault_commands)  # a bad --run-options fails now
+    prepare = form_preparer(run_options, args.allow_fault_commands,  # a bad --run-options fails now
+                            web_policy.policy(args.files_dir, args.allow_target))
     results = Path(args.results)
     try:
         results.mkdir(parents=True, exist_ok=True)
@@ -82,6 +89,9 @@ def _web(args: argparse.Namespace) -> int:
     login = f" (login as {credentials.username})" if credentials else ""
     say(f"authbench web UI on http://{args.web_host}:{args.web_port}/authbench/{login}; "
         f"Locust's own tabs at /; results in {args.results}; Ctrl-C to stop")
+    hosts = "".join(f", {host}" for host in args.allow_target)
+    files = ", ".join(args.files_dir) or "none (no --files-dir)"
+    say(f"targets: the lab, loopback{hosts}; files the form may name: {files}")
     if args.allow_fault_commands:
         say("--allow-fault-commands: a fault plan started here may run any program as this process's user")
     try:

@@ -16,17 +16,18 @@ from typing import Any
 from ..errors import AuthbenchError
 from ..patterns import PlanError, parse_duration
 from ..web.launch import DEFAULT_CELL_TIME_LIMIT
+from .web_policy import WebPolicy
 
 # Optional fields of the form, each one `authbench run` option. The password rule and an uploaded CSV are
 # secrets: they go to the parser in this process only (no command line anyone could read) and the CSV
-# into a private file that is gone once the accounts are read.
+# into a private file that is gone once the accounts are read. No field is a path (cli/web_policy.py).
 OPTION_FIELDS = {"expect": "--expect", "expect_regex": "--expect-regex", "expect_status": "--expect-status",
                  "accounts_template": "--accounts-template", "password_rule": "--password-rule",
                  "ca_bundle": "--ca-bundle", "fault": "--fault", "pace": "--pace",
-                 # an OIDC target's RP: never its secret, only where this server reads it (a file, or the UI's
-                 # $AUTHBENCH_CLIENT_SECRET)
-                 "client_id": "--client-id", "client_secret_file": "--client-secret-file", "grant": "--grant",
-                 "scope": "--scope", "redirect_uri": "--redirect-uri"}
+                 # an OIDC target's RP
+                 "client_id": "--client-id", "grant": "--grant", "scope": "--scope", "redirect_uri": "--redirect-uri"}
+FILE_FIELDS = {"ca_bundle": "CA bundle"}  # fields naming a file: by its name in `authbench web --files-dir`
+SECRET_FIELD = "client_secret"  # an OIDC RP's secret, typed in: into the run's options in memory, never a file
 FLAG_FIELDS = {"reuse_session": "--reuse-session"}  # checkboxes: present (any value but "") means on
 CSV_FIELD = "accounts_csv_text"  # the text of an uploaded user,password file
 OPEN_FIELDS = ("rate", "duration", "levels", "slo")  # arrival rates instead of patterns (cli/openmodel.py)
@@ -34,6 +35,10 @@ OPEN_FIELDS = ("rate", "duration", "levels", "slo")  # arrival rates instead of 
 SEARCH_FIELDS = ("start_rate", "max_rate", "growth", "precision", "step_duration", "step_warmup", "max_users")
 CAPACITY_FIELD = "capacity"  # a checkbox: run the capacity search (`authbench capacity`, or `--levels …,max`)
 ALLOW_COMMANDS_OPTION = "--allow-fault-commands"  # `authbench web`: the form may give run=COMMAND faults
+PLAN_FIELDS = ("target", "pattern", "warmup", "repeat", "cell_time_limit")
+# Every field the start form has: any other is refused, never ignored (an old page's, a script's typo)
+FORM_FIELDS = frozenset((*PLAN_FIELDS, *OPTION_FIELDS, *FLAG_FIELDS, CSV_FIELD, *OPEN_FIELDS, *SEARCH_FIELDS,
+                         CAPACITY_FIELD, SECRET_FIELD))
 
 
 class _Parser(argparse.ArgumentParser):
@@ -54,6 +59,9 @@ def _run_parser() -> argparse.ArgumentParser:
 def parse_form(form: dict[str, str], run_options: str = "", accounts_csv: str | None = None) -> argparse.Namespace:
     """The start form (target, patterns, warm-up, repetitions, time limit, OPTION_FIELDS) + `authbench web
     --run-options`; `accounts_csv` is the file an uploaded CSV was written to."""
+    if unknown := sorted(set(form) - FORM_FIELDS):
+        raise AuthbenchError(f"the start form has no field {unknown[0]!r}; send only its fields (a file is named by "
+                             "CA bundle, a secret typed into Client secret)")
     target = (form.get("target") or "").strip()
     if not target:
         raise AuthbenchError("give a target: lab:BACKEND or the SP's protected URL (or an LDAP, database, "
@@ -102,6 +110,16 @@ def form_plan(form: dict[str, str], run_options: str = "") -> Any:
     return openmodel.level_plan(args, plan.warmup, plan.repeat) if openmodel.wanted(args) else plan
 
 
+def _give_secret(args: argparse.Namespace, secret: str) -> None:
+    """The typed secret into the run's OIDC options (oidc.Options.client_secret); refused for another journey."""
+    from .. import kinds
+
+    kind = kinds.kind_for(args.target, args.kind, args.locustfile)
+    if SECRET_FIELD not in kind.option_names():
+        raise AuthbenchError(f"Client secret is for an OpenID Connect target; {kind.label} take none: leave it empty")
+    args.client_secret = secret
+
+
 def refuse_fault_commands(args: argparse.Namespace, where: str) -> None:
     """A run=COMMAND fault runs any program as the UI's user: refused unless `authbench web --allow-fault-commands`
     (lab stop/start items stay allowed)."""
@@ -114,20 +132,27 @@ def refuse_fault_commands(args: argparse.Namespace, where: str) -> None:
                              "lab stop/start items are allowed")
 
 
-def form_preparer(run_options: str = "", allow_fault_commands: bool = False) -> Callable[[dict[str, str]], Any]:
+def form_preparer(run_options: str = "", allow_fault_commands: bool = False,
+                  policy: WebPolicy | None = None) -> Callable[[dict[str, str]], Any]:
     """form → a checked run (AuthbenchError on bad input), whatever the target's journey (SAML SSO, LDAP, database,
     privacyIDEA); `run_options` are checked now, not at the first start. run=COMMAND faults only with
-    `allow_fault_commands`."""
+    `allow_fault_commands`; files and targets only as `policy` allows."""
     from .run import prepare
 
+    policy = policy or WebPolicy()
     checked = parse_form({"target": "lab:x", "pattern": "1x1"}, run_options)
     if not allow_fault_commands:
         refuse_fault_commands(checked, "--run-options")
 
     def parsed(form: dict[str, str], accounts_csv: str | None = None) -> argparse.Namespace:
-        args = parse_form(form, run_options, accounts_csv)
+        files = {field: policy.file(label, value) for field, label in FILE_FIELDS.items()
+                 if (value := (form.get(field) or "").strip())}
+        args = parse_form({**form, **files}, run_options, accounts_csv)
+        policy.check_target(args.target)
         if not allow_fault_commands:
             refuse_fault_commands(args, "fault plan")
+        if secret := (form.get(SECRET_FIELD) or "").strip():
+            _give_secret(args, secret)
         return args
 
     def prepare_form(form: dict[str, str]) -> Any:

@@ -18,7 +18,7 @@ FIELD_LABELS = {
     "--expect-regex": "Page matches",
     "--expect-status": "Page status", "--accounts-template": "Accounts template", "--password-rule": "Password rule",
     "--ca-bundle": "CA bundle", "--fault": "Fault plan", "--pace": "Pace", "--accounts-csv": "Accounts CSV",
-    "--client-id": "Client ID", "--client-secret-file": "Client secret file", "--grant": "Grant", "--scope": "Scope",
+    "--client-id": "Client ID", "--client-secret": "Client secret", "--grant": "Grant", "--scope": "Scope",
     "--redirect-uri": "Redirect URI",
 }
 _OPTION = re.compile(r"--[a-z][a-z0-9-]*")

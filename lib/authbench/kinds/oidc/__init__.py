@@ -10,7 +10,7 @@ With `--rp target` the target is a real RP's protected URL instead, walked like 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -41,6 +41,7 @@ class Options:
     new_connection: bool = False
     client_id: str | None = None
     client_secret_file: str | None = None
+    client_secret: str = field(default="", repr=False)  # typed into the web UI's form: held in memory, no option
     client_auth: str = AUTO
     redirect_uri: str = DEFAULT_REDIRECT_URI
     scope: str = DEFAULT_SCOPE
@@ -98,8 +99,10 @@ def issuer_of(target: str) -> str:
 
 
 def client_secret(options: Options, lab_clients: dict | None = None) -> str:
-    """From --client-secret-file, else the lab's file for one of its RPs ("" for its public one), else
-    $AUTHBENCH_CLIENT_SECRET; "" for a public client. Never an option's value."""
+    """The web form's, else from --client-secret-file, else the lab's file for one of its RPs ("" for its public
+    one), else $AUTHBENCH_CLIENT_SECRET; "" for a public client. Never an option's value."""
+    if options.client_secret:
+        return options.client_secret
     if options.client_secret_file:
         return _read_secret(options.client_secret_file, "--client-secret-file")
     if lab_clients and options.client_id in lab_clients:

@@ -28,8 +28,8 @@ from ..preflight import OneJourneyCheck
 from . import rp_walk
 
 # The virtual RP's options: the real RP holds its own registration, so these are refused with --rp target.
-VIRTUAL_RP_OPTIONS = ("client_id", "client_secret_file", "client_auth", "redirect_uri", "scope", "validate_id_token",
-                      "userinfo", "grant", "post_logout_redirect_uri")
+VIRTUAL_RP_OPTIONS = ("client_id", "client_secret_file", "client_secret", "client_auth", "redirect_uri", "scope",
+                      "validate_id_token", "userinfo", "grant", "post_logout_redirect_uri")
 DEFAULT_RULE_TEXT = ("a 2xx page of the app after its redirect URI took the provider's answer, not a login form and "
                      "not the provider's page")
 
