@@ -19,7 +19,7 @@ tools: setup
 # Every pytest run prints its 15 slowest tests, so a test that grows is seen at the landing that grew it.
 PYTEST := $(BIN)/pytest -q --durations=15
 # `make test` on two pytest-xdist workers, each with its own labs and ports, whole files per worker
-# (tests/conftest.py; docs/development.md). TEST_WORKERS=0 runs it in one process.
+# (tests/parallel.py; docs/development.md). TEST_WORKERS=0 runs it in one process.
 TEST_WORKERS ?= 2
 
 $(STAMP): requirements.txt pyproject.toml
@@ -36,7 +36,7 @@ test: lint tools
 	$(PYTEST) -m "not browser" $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS))
 
 # The web UI and the report in Debian's headless Chromium (Playwright): runs started from the form, the verdict
-# panel live and in the report, the timeline, print to PDF. Against the same session lab as `make test`.
+# panel live and in the report, the timeline, print to PDF. Against a session lab of its own, as `make test`'s.
 test-browser: setup
 	$(PYTEST) -m browser
 
