@@ -18,9 +18,10 @@ tools: setup
 
 # Every pytest run prints its 15 slowest tests, so a test that grows is seen at the landing that grew it.
 PYTEST := $(BIN)/pytest -q --durations=15
-# `make test` on two pytest-xdist workers, each with its own labs and ports, whole files per worker
-# (tests/parallel.py; docs/development.md). TEST_WORKERS=0 runs it in one process.
+# `make test` and `make test-browser` on two pytest-xdist workers, each with its own labs and ports, whole files per
+# worker (tests/parallel.py; docs/development.md). TEST_WORKERS=0 runs them in one process.
 TEST_WORKERS ?= 2
+XDIST := $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS))
 
 $(STAMP): requirements.txt pyproject.toml
 	@deploy/setup-system.sh
@@ -33,12 +34,12 @@ lint: setup
 	$(BIN)/ruff check lib deploy tests bench locustfiles
 
 test: lint tools
-	$(PYTEST) -m "not browser" $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS))
+	$(PYTEST) -m "not browser" $(XDIST)
 
 # The web UI and the report in Debian's headless Chromium (Playwright): runs started from the form, the verdict
 # panel live and in the report, the timeline, print to PDF. Against a session lab of its own, as `make test`'s.
 test-browser: setup
-	$(PYTEST) -m browser
+	$(PYTEST) -m browser $(XDIST)
 
 # The chart on a real single-node Kubernetes cluster on this machine (root; the Kubernetes binaries are
 # built once, ~25 min cold, into the same cache): images, helm install with the in-cluster lab, a pass and
