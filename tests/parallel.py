@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -35,6 +36,12 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ["TMPDIR"] = folder
         tempfile.tempdir = folder
         _let_the_worker_wait_across_threads(config)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The worker's temporary folder goes with the worker (pytest keeps its own tmp_path folders apart)."""
+    if os.environ.get("PYTEST_XDIST_WORKER") and tempfile.tempdir:
+        shutil.rmtree(tempfile.tempdir, ignore_errors=True)
 
 
 class _CrossThreadFlag:
