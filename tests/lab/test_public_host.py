@@ -13,8 +13,8 @@ from cryptography import x509
 
 from authbench.journeys.fastbrowser import FastBrowser
 from authbench.journeys.saml import sso_login
-from authbench_lab import haproxy, pki
-from authbench_lab.config import LabConfig, password_for, username
+from authbench_lab import components, haproxy, pki
+from authbench_lab.config import TIMINGS, LabConfig, password_for, username
 
 from ports import PUBLIC_HOST_LAB
 
@@ -79,9 +79,24 @@ def test_listen_moves_only_the_frontends(tmp_path):
     assert f"bind 127.0.0.1:{config.shared_port('lb-stats')}" in text
 
 
+def test_timings_reach_haproxy_the_nodes_and_gunicorn(tmp_path):
+    """`lab up --timings`: HAProxy's check interval, each IdP node's memcached retry, the graceful stop."""
+    for name, timing in TIMINGS.items():
+        config = LabConfig(run_dir=tmp_path / name, backends=["memcached"], timings=name)
+        text = haproxy.prepare(config).read_text()
+        assert f"default-server init-addr last,libc,none inter {timing.check_interval_ms}ms fall 2 rise 1" in text
+        node = components.node_config(config, "memcached", "a")
+        assert node.memcached_dead_retry == timing.memcached_dead_retry_s
+        binaries = {binary: binary for binary in components.BINARIES}
+        idp = next(spec for spec in components.build(config, binaries) if spec.name == "memcached/idp-a")
+        assert idp.command[idp.command.index("--graceful-timeout") + 1] == str(timing.graceful_stop_s)
+    assert TIMINGS["fast"].check_interval_ms < TIMINGS["standard"].check_interval_ms
+
+
 @pytest.mark.parametrize(("option", "value", "fragment"), [
     ("--listen", "10.1.2.3", "--listen must be 127.0.0.1 or 0.0.0.0"),
     ("--public-host", "bad host/", "--public-host 'bad host/' is not a host name"),
+    ("--timings", "slow", "invalid choice: 'slow'"),
 ])
 def test_bad_values_are_one_line_errors(tmp_path, option, value, fragment):
     result = cli("lab", "up", "--run-dir", str(tmp_path), "--base-port", str(PUBLIC_HOST_LAB), option, value)
